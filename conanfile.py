@@ -1,0 +1,57 @@
+# Conan 2 recipe for llmgate, in the shape of ConanCenter's header-only
+# recipes (nlohmann_json, xsimd): no build step, one package for every
+# configuration, the CMake target name users know from find_package.
+#   conan create . --build=missing -s compiler.cppstd=20
+import os
+
+from conan import ConanFile
+from conan.tools.build import check_min_cppstd
+from conan.tools.files import copy
+from conan.tools.layout import basic_layout
+
+required_conan_version = ">=2.0"
+
+
+class LlmgateConan(ConanFile):
+    name = "llmgate"
+    version = "0.1.0"
+    description = "Header-only C++20 library that makes LLM applications cheaper and faster"
+    license = "MIT"
+    url = "https://github.com/llmgate/llmgate"
+    homepage = "https://github.com/llmgate/llmgate"
+    topics = ("llm", "semantic-cache", "routing", "header-only")
+    package_type = "header-library"
+    settings = "os", "arch", "compiler", "build_type"
+    # The recipe lives in the repository, so the sources travel with it.
+    exports_sources = "include/*", "LICENSE"
+    no_copy_source = True
+
+    def layout(self):
+        basic_layout(self)
+
+    def requirements(self):
+        # llmgate's public headers include these, so consumers need their headers too.
+        self.requires("xsimd/[>=8.1 <14]", transitive_headers=True)
+        self.requires("boost/[>=1.81 <2]", transitive_headers=True)
+        self.requires("openssl/[>=3 <4]", transitive_headers=True)
+
+    def package_id(self):
+        self.info.clear()
+
+    def validate(self):
+        check_min_cppstd(self, 20)
+
+    def package(self):
+        # The same files llmgate's CMake install rules put under include/.
+        copy(self, "LICENSE", self.source_folder, os.path.join(self.package_folder, "licenses"))
+        copy(self, "*.hpp", os.path.join(self.source_folder, "include"),
+             os.path.join(self.package_folder, "include"))
+
+    def package_info(self):
+        self.cpp_info.set_property("cmake_file_name", "llmgate")
+        self.cpp_info.set_property("cmake_target_name", "llmgate::llmgate")
+        self.cpp_info.bindirs = []
+        self.cpp_info.libdirs = []
+        # The CMake target links Threads::Threads.
+        if self.settings.os in ("Linux", "FreeBSD"):
+            self.cpp_info.system_libs = ["pthread"]

@@ -1,0 +1,635 @@
+// hnsw_index: approximate nearest-neighbour search over a hierarchical
+// navigable small world graph (Malkov and Yashunin, 2016).
+//
+// Every element lives on level 0 and, with probability falling by a factor
+// of M per level, on the levels above. A search descends greedily from the
+// single entry point on the top level to level 0, then runs a best-first
+// search there that keeps the `ef` closest elements it has seen. Inserting
+// runs the same search with ef_construction and links the new element to
+// neighbours picked by the diversity heuristic (a candidate is kept only if
+// it is closer to the new element than to every neighbour already kept).
+//
+// Memory layout, chosen for the search's inner loop: vectors in one
+// contiguous array (a 64-byte aligned row per element, as the SIMD loads
+// like), level-0 links in another (2*M slots per element, unused slots hold
+// `no_link`, so no separate count is read), links of the upper levels in a
+// pool that only the few elements living there use.
+//
+// Removal marks an element deleted: it still routes searches but is never
+// returned, and the next add reuses its slot, relinking it on its levels.
+//
+// Concurrency: one writer at a time (add, remove) excludes searches through
+// a shared mutex; any number of searches run together, each with scratch
+// space (visited marks, queues) taken from a small pool.
+#pragma once
+
+#include <algorithm>     // std::sort, std::push_heap, std::pop_heap, std::fill
+#include <atomic>        // std::atomic (ef_search set while searching)
+#include <cmath>         // std::log
+#include <cstdint>       // std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t
+#include <filesystem>    // std::filesystem::path
+#include <functional>    // std::greater
+#include <limits>        // std::numeric_limits
+#include <memory>        // std::unique_ptr
+#include <mutex>         // std::mutex, std::unique_lock, std::lock_guard
+#include <random>        // std::mt19937_64
+#include <shared_mutex>  // std::shared_lock
+#include <span>          // std::span
+#include <sstream>       // std::stringstream (random generator state in files)
+#include <stdexcept>     // std::invalid_argument
+#include <string>        // std::string
+#include <system_error>  // std::error_code
+#include <utility>       // std::move
+#include <vector>        // std::vector
+
+#include <boost/unordered/unordered_flat_map.hpp>  // id -> slot
+
+#include "llmgate/detail/fair_shared_mutex.hpp"
+#include "llmgate/index/metric.hpp"
+#include "llmgate/index/vector_index.hpp"
+#include "llmgate/store/snapshot_file.hpp"
+
+namespace llmgate::inline v0 {
+
+struct hnsw_parameters {
+  std::size_t m = 16;                ///< links per element on upper levels; level 0 has 2*m
+  std::size_t ef_construction = 200; ///< breadth of the search that places a new element
+  std::size_t ef_search = 64;        ///< default breadth of a query (at least k is used)
+  std::uint64_t seed = 100;          ///< the level generator's seed: same seed, same graph
+};
+
+template <Metric M = cosine_metric>
+class hnsw_index {
+ public:
+  using metric_type = M;
+
+  /// Throws std::invalid_argument for a zero dimension or m < 2.
+  explicit hnsw_index(std::size_t dimension, hnsw_parameters parameters = {})
+      : dimension_(dimension),
+        row_floats_((dimension + row_alignment_floats - 1) / row_alignment_floats *
+                    row_alignment_floats),
+        m_(parameters.m),
+        ef_construction_(std::max(parameters.ef_construction, parameters.m)),
+        ef_search_(parameters.ef_search),
+        level_multiplier_(1.0 / std::log(static_cast<double>(parameters.m))),
+        state_(parameters.seed) {
+    if (dimension == 0 || parameters.m < 2)
+      throw std::invalid_argument("hnsw_index needs a dimension > 0 and m >= 2");
+  }
+
+  hnsw_index(hnsw_index&& other) noexcept
+      : dimension_(other.dimension_), row_floats_(other.row_floats_), m_(other.m_),
+        ef_construction_(other.ef_construction_), ef_search_(other.ef_search_.load()),
+        level_multiplier_(other.level_multiplier_), state_(std::move(other.state_)) {}
+  hnsw_index& operator=(hnsw_index&&) = delete;
+
+  hnsw_parameters parameters() const noexcept {
+    return {m_, ef_construction_, ef_search_.load(std::memory_order_relaxed), state_.seed};
+  }
+
+  /// Sets the default search breadth; safe while other threads search.
+  void set_ef_search(std::size_t ef) noexcept { ef_search_.store(ef, std::memory_order_relaxed); }
+
+  /// Makes room for n elements so that adding them does not reallocate.
+  void reserve(std::size_t n) {
+    std::unique_lock lock(mutex_);
+    auto& s = state_;
+    s.vectors.reserve(n * row_floats_);
+    s.links0.reserve(n * 2 * m_);
+    s.ids.reserve(n);
+    s.levels.reserve(n);
+    s.deleted.reserve(n);
+    s.upper_offset.reserve(n);
+    s.slot_of.reserve(n);
+  }
+
+  /// Inserts `vector` under `id` (normalised first if the metric asks).
+  [[nodiscard]] std::error_code add(vector_id id, std::span<const float> vector) {
+    if (vector.size() != dimension_) return make_error_code(errc::dimension_mismatch);
+    std::unique_lock lock(mutex_);
+    auto& s = state_;
+    if (s.slot_of.contains(id)) return make_error_code(errc::duplicate_id);
+
+    const slot_index slot = s.free_slots.empty() ? new_slot() : reuse_slot();
+    float* row = s.vectors.data() + std::size_t{slot} * row_floats_;
+    std::copy(vector.begin(), vector.end(), row);
+    if constexpr (M::normalizes_inputs) simd::normalize(row, dimension_);
+    s.ids[slot] = id;
+    s.deleted[slot] = 0;
+    s.slot_of.emplace(id, slot);
+    link_into_graph(slot);
+    return {};
+  }
+
+  /// Marks `id` deleted; it is never returned again and its slot is reused
+  /// by a later add. False if the id is not in the index.
+  bool remove(vector_id id) {
+    std::unique_lock lock(mutex_);
+    auto& s = state_;
+    const auto found = s.slot_of.find(id);
+    if (found == s.slot_of.end()) return false;
+    s.deleted[found->second] = 1;
+    s.free_slots.push_back(found->second);
+    s.slot_of.erase(found);
+    return true;
+  }
+
+  bool contains(vector_id id) const {
+    std::shared_lock lock(mutex_);
+    return state_.slot_of.contains(id);
+  }
+
+  /// The (approximately) k closest vectors among those `filter` accepts,
+  /// closest first, searching with breadth max(ef_search, k).
+  template <class Filter = accept_all>
+    requires std::predicate<const Filter&, vector_id>
+  std::vector<search_hit> search(std::span<const float> query, std::size_t k,
+                                 const Filter& filter = {}) const {
+    return search(query, k, ef_search_.load(std::memory_order_relaxed), filter);
+  }
+
+  /// As above with an explicit breadth `ef` for this query.
+  template <class Filter = accept_all>
+    requires std::predicate<const Filter&, vector_id>
+  std::vector<search_hit> search(std::span<const float> query, std::size_t k, std::size_t ef,
+                                 const Filter& filter = {}) const {
+    if (query.size() != dimension_ || k == 0) return {};
+    scratch_lease scratch(*this);
+    float* q = scratch->query.data();
+    std::copy(query.begin(), query.end(), q);
+    if constexpr (M::normalizes_inputs) simd::normalize(q, dimension_);
+
+    std::shared_lock lock(mutex_);
+    const auto& s = state_;
+    if (s.ids.empty()) return {};
+    const auto accepted = [&](slot_index slot) { return !s.deleted[slot] && filter(s.ids[slot]); };
+    const slot_index start = descend(q, 0, s.entry, s.top_level);
+    search_level(*scratch, q, start, std::max(ef, k), 0, accepted);
+
+    auto& found = scratch->results;
+    std::sort(found.begin(), found.end());
+    std::vector<search_hit> hits;
+    hits.reserve(std::min(k, found.size()));
+    for (std::size_t i = 0; i < found.size() && hits.size() < k; ++i)
+      hits.push_back({s.ids[found[i].slot], found[i].distance, M::similarity(found[i].distance)});
+    return hits;
+  }
+
+  std::size_t size() const {
+    std::shared_lock lock(mutex_);
+    return state_.slot_of.size();
+  }
+
+  std::size_t dimension() const noexcept { return dimension_; }
+
+  /// Bytes held by the graph, the vectors and the bookkeeping (capacities).
+  std::size_t memory_usage() const {
+    std::shared_lock lock(mutex_);
+    const auto& s = state_;
+    std::size_t bytes = s.vectors.capacity() * sizeof(float) +
+                        s.links0.capacity() * sizeof(slot_index) +
+                        s.upper_links.capacity() * sizeof(slot_index) +
+                        s.ids.capacity() * sizeof(vector_id) + s.levels.capacity() +
+                        s.deleted.capacity() + s.upper_offset.capacity() * sizeof(slot_index) +
+                        s.free_slots.capacity() * sizeof(slot_index) +
+                        s.slot_of.bucket_count() * (sizeof(std::pair<vector_id, slot_index>) + 1);
+    std::lock_guard pool_lock(scratch_mutex_);
+    for (const auto& scratch : scratch_pool_) bytes += scratch->memory_usage();
+    return bytes;
+  }
+
+  /// Writes the index to `path` atomically (new file, fsync, rename).
+  [[nodiscard]] std::error_code save(const std::filesystem::path& path) const {
+    store::snapshot_writer out(file_kind, file_version);
+    std::shared_lock lock(mutex_);
+    const auto& s = state_;
+    std::stringstream generator;
+    generator << s.level_generator;
+    out.write_string(M::name);
+    for (std::uint64_t value : {std::uint64_t{dimension_}, std::uint64_t{m_},
+                                std::uint64_t{ef_construction_}, std::uint64_t{ef_search_.load()},
+                                s.seed, std::uint64_t{s.ids.size()}})
+      out.write(value);
+    out.write_string(generator.str());
+    out.write(s.entry);
+    out.write(s.top_level);
+    out.write_array(std::span<const vector_id>(s.ids));
+    out.write_array(std::span<const std::uint8_t>(s.levels));
+    out.write_array(std::span<const std::uint8_t>(s.deleted));
+    out.write_array(std::span<const slot_index>(s.upper_offset));
+    for (std::size_t slot = 0; slot < s.ids.size(); ++slot)
+      out.write_array(std::span<const float>(s.vectors.data() + slot * row_floats_, dimension_));
+    out.write_array(std::span<const slot_index>(s.links0));
+    out.write(std::uint64_t{s.upper_links.size()});
+    out.write_array(std::span<const slot_index>(s.upper_links));
+    out.write(std::uint64_t{s.free_slots.size()});
+    out.write_array(std::span<const slot_index>(s.free_slots));
+    return out.commit(path);
+  }
+
+  /// Reads an index saved by save(); the loaded index answers every query
+  /// exactly as the saved one did. Throws llmgate::error naming the file and
+  /// the cause when it is missing, truncated, corrupt, from a newer version
+  /// or holds another metric.
+  static hnsw_index load(const std::filesystem::path& path) {
+    std::error_code ec;
+    store::snapshot_reader in(path, file_kind, file_version, ec);
+    if (!ec) ec = in.read_string() == M::name ? std::error_code{} : make_error_code(errc::wrong_kind_of_file);
+    if (ec) throw error(ec, "loading hnsw_index from '" + path.string() + "'");
+
+    const auto dimension = in.read<std::uint64_t>();
+    hnsw_parameters parameters;
+    parameters.m = in.read<std::uint64_t>();
+    parameters.ef_construction = in.read<std::uint64_t>();
+    parameters.ef_search = in.read<std::uint64_t>();
+    parameters.seed = in.read<std::uint64_t>();
+    const auto count = in.read<std::uint64_t>();
+    const std::string generator = in.read_string();
+    // Refuse sizes the file cannot hold before allocating anything for them.
+    const std::uint64_t per_element = 8 + 1 + 1 + 4 + dimension * 4 + 2 * parameters.m * 4;
+    if (dimension == 0 || parameters.m < 2 || parameters.m > 4096 ||
+        count > std::numeric_limits<slot_index>::max() || count * per_element > in.remaining())
+      throw error(errc::corrupt_file, "loading hnsw_index from '" + path.string() + "'");
+
+    hnsw_index index(dimension, parameters);
+    auto& s = index.state_;
+    std::stringstream(generator) >> s.level_generator;
+    s.entry = in.read<slot_index>();
+    s.top_level = in.read<std::uint8_t>();
+    s.ids.resize(count);
+    s.levels.resize(count);
+    s.deleted.resize(count);
+    s.upper_offset.resize(count);
+    s.vectors.resize(count * index.row_floats_);
+    s.links0.resize(count * 2 * parameters.m);
+    in.read_array(std::span<vector_id>(s.ids));
+    in.read_array(std::span<std::uint8_t>(s.levels));
+    in.read_array(std::span<std::uint8_t>(s.deleted));
+    in.read_array(std::span<slot_index>(s.upper_offset));
+    for (std::size_t slot = 0; slot < count; ++slot)
+      in.read_array(std::span<float>(s.vectors.data() + slot * index.row_floats_, dimension));
+    in.read_array(std::span<slot_index>(s.links0));
+    s.upper_links.resize(std::min<std::uint64_t>(in.read<std::uint64_t>(), in.remaining() / 4));
+    in.read_array(std::span<slot_index>(s.upper_links));
+    s.free_slots.resize(std::min<std::uint64_t>(in.read<std::uint64_t>(), in.remaining() / 4));
+    in.read_array(std::span<slot_index>(s.free_slots));
+    if (!index.rebuild_and_check_graph()) in.mark_corrupt();
+    if (const auto finished = in.finish())
+      throw error(finished, "loading hnsw_index from '" + path.string() + "'");
+    return index;
+  }
+
+ private:
+  using slot_index = std::uint32_t;
+  static constexpr slot_index no_link = std::numeric_limits<slot_index>::max();
+  static constexpr std::size_t row_alignment_floats = 16;  // 64 bytes, one cache line
+  static constexpr std::uint8_t max_level = 30;
+  static constexpr store::kind_tag file_kind = {'H', 'N', 'S', 'W'};
+  static constexpr std::uint32_t file_version = 1;
+
+  // A visited element with its distance to the query.
+  struct scored {
+    float distance;
+    slot_index slot;
+    friend bool operator<(const scored& a, const scored& b) noexcept {
+      return a.distance != b.distance ? a.distance < b.distance : a.slot < b.slot;
+    }
+    friend bool operator>(const scored& a, const scored& b) noexcept { return b < a; }
+  };
+
+  // What one search needs besides the graph; reused across searches.
+  struct search_scratch {
+    std::vector<std::uint16_t> visited;  // visited[slot] == epoch: seen in this search
+    std::uint16_t epoch = 0;
+    std::vector<scored> candidates;  // min-heap: next element to expand
+    std::vector<scored> results;     // max-heap: the ef closest accepted so far
+    std::vector<float> query;
+
+    void start(std::size_t slots) {
+      if (visited.size() < slots) visited.resize(slots, 0);
+      if (++epoch == 0) {  // the marks wrapped around: clear them once
+        std::fill(visited.begin(), visited.end(), 0);
+        epoch = 1;
+      }
+      candidates.clear();
+      results.clear();
+    }
+    std::size_t memory_usage() const {
+      return visited.capacity() * 2 + (candidates.capacity() + results.capacity()) * sizeof(scored) +
+             query.capacity() * sizeof(float);
+    }
+  };
+
+  // Borrows a search_scratch from the index's pool for one search.
+  class scratch_lease {
+   public:
+    explicit scratch_lease(const hnsw_index& index) : index_(index) {
+      std::lock_guard lock(index_.scratch_mutex_);
+      if (index_.scratch_pool_.empty()) {
+        scratch_ = std::make_unique<search_scratch>();
+      } else {
+        scratch_ = std::move(index_.scratch_pool_.back());
+        index_.scratch_pool_.pop_back();
+      }
+      scratch_->query.resize(index_.row_floats_);
+    }
+    ~scratch_lease() {
+      std::lock_guard lock(index_.scratch_mutex_);
+      index_.scratch_pool_.push_back(std::move(scratch_));
+    }
+    scratch_lease(const scratch_lease&) = delete;
+    scratch_lease& operator=(const scratch_lease&) = delete;
+    search_scratch* operator->() const noexcept { return scratch_.get(); }
+    search_scratch& operator*() const noexcept { return *scratch_; }
+
+   private:
+    const hnsw_index& index_;
+    std::unique_ptr<search_scratch> scratch_;
+  };
+
+  struct state {
+    explicit state(std::uint64_t seed_) : seed(seed_), level_generator(seed_) {}
+
+    std::vector<float, xsimd::aligned_allocator<float, 64>> vectors;  // slot s at s * row_floats
+    std::vector<slot_index> links0;      // slot s at links0[s * 2m], padded with no_link
+    std::vector<slot_index> upper_links; // levels 1..L of slot s at upper_offset[s] + (l-1)*m
+    std::vector<slot_index> upper_offset;
+    std::vector<vector_id> ids;
+    std::vector<std::uint8_t> levels;
+    std::vector<std::uint8_t> deleted;
+    std::vector<slot_index> free_slots;
+    boost::unordered_flat_map<vector_id, slot_index> slot_of;
+    slot_index entry = no_link;
+    std::uint8_t top_level = 0;
+    std::uint64_t seed;
+    std::mt19937_64 level_generator;
+    search_scratch insert_scratch;     // used by add() alone, under the writer's lock
+    std::vector<scored> prune_buffer;  // likewise
+  };
+
+  const float* vector_of(slot_index slot) const noexcept {
+    return state_.vectors.data() + std::size_t{slot} * row_floats_;
+  }
+
+  std::size_t capacity_at(std::size_t level) const noexcept { return level == 0 ? 2 * m_ : m_; }
+
+  // The link slots of `slot` on `level` (unused ones hold no_link).
+  std::span<slot_index> links(slot_index slot, std::size_t level) noexcept {
+    auto& s = state_;
+    slot_index* first = level == 0 ? s.links0.data() + std::size_t{slot} * 2 * m_
+                                   : s.upper_links.data() + s.upper_offset[slot] + (level - 1) * m_;
+    return {first, capacity_at(level)};
+  }
+  std::span<const slot_index> links(slot_index slot, std::size_t level) const noexcept {
+    return const_cast<hnsw_index*>(this)->links(slot, level);
+  }
+
+  float distance(const float* query, slot_index slot) const noexcept {
+    return M::distance(query, vector_of(slot), dimension_);
+  }
+
+  static void prefetch(const void* address) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(address, 0, 3);
+#endif
+  }
+
+  // Draws a level with P(level >= l) = m^-l, deterministically from the seed.
+  std::uint8_t random_level() {
+    const double uniform = static_cast<double>(state_.level_generator() >> 11) * 0x1.0p-53;
+    const double level = -std::log(1.0 - uniform) * level_multiplier_;
+    return static_cast<std::uint8_t>(std::min<double>(level, max_level));
+  }
+
+  slot_index new_slot() {
+    auto& s = state_;
+    const auto slot = static_cast<slot_index>(s.ids.size());
+    const std::uint8_t level = random_level();
+    s.ids.push_back(0);
+    s.deleted.push_back(0);
+    s.levels.push_back(level);
+    s.upper_offset.push_back(static_cast<slot_index>(s.upper_links.size()));
+    s.upper_links.resize(s.upper_links.size() + level * m_, no_link);
+    s.vectors.resize(s.vectors.size() + row_floats_, 0.0f);
+    s.links0.resize(s.links0.size() + 2 * m_, no_link);
+    return slot;
+  }
+
+  // A reused slot keeps its level (its upper link storage has that size).
+  // If the slot was the entry point, the highest other element takes over.
+  slot_index reuse_slot() {
+    auto& s = state_;
+    const slot_index slot = s.free_slots.back();
+    s.free_slots.pop_back();
+    for (std::size_t level = 0; level <= s.levels[slot]; ++level) unlink(slot, level);
+    if (s.entry == slot) {
+      s.entry = no_link;
+      s.top_level = 0;
+      for (slot_index other = 0; other < s.ids.size(); ++other) {
+        if (other != slot && (s.entry == no_link || s.levels[other] > s.top_level)) {
+          s.entry = other;
+          s.top_level = s.levels[other];
+        }
+      }
+    }
+    return slot;
+  }
+
+  // Takes the old vector of `slot` out of the graph on `level` before the
+  // slot is given a new one. Links are mostly mutual, so the old vector's
+  // neighbours hold most of the links into it: each drops that link and
+  // takes instead the closest of the old vector's other neighbours that it
+  // does not link to yet, so the region stays connected.
+  void unlink(slot_index slot, std::size_t level) {
+    const auto old = links(slot, level);
+    for (slot_index neighbour : old) {
+      if (neighbour == no_link) break;
+      const auto list = links(neighbour, level);
+      const auto position = std::ranges::find(list, slot);
+      if (position == list.end()) continue;
+      std::copy(position + 1, list.end(), position);
+      list.back() = no_link;
+      slot_index replacement = no_link;
+      float closest = std::numeric_limits<float>::infinity();
+      for (slot_index candidate : old) {
+        if (candidate == no_link) break;
+        if (candidate == neighbour || std::ranges::find(list, candidate) != list.end()) continue;
+        const float d = distance(vector_of(neighbour), candidate);
+        if (d < closest) closest = d, replacement = candidate;
+      }
+      if (replacement != no_link) *std::ranges::find(list, no_link) = replacement;
+    }
+    std::ranges::fill(old, no_link);
+  }
+
+  // Greedy walk from `from` on levels top..stop+1: at each level move to the
+  // closest neighbour until none is closer. Returns where level `stop` starts.
+  slot_index descend(const float* query, std::size_t stop, slot_index from, std::size_t top) const {
+    float best = distance(query, from);
+    for (std::size_t level = top; level > stop; --level) {
+      for (bool moved = true; moved;) {
+        moved = false;
+        for (slot_index next : links(from, level)) {
+          if (next == no_link) break;
+          const float d = distance(query, next);
+          if (d < best) best = d, from = next, moved = true;
+        }
+      }
+    }
+    return from;
+  }
+
+  // Best-first search on one level from `start`, keeping in
+  // scratch.results (a max-heap) the `ef` closest elements that `accepted`
+  // lets through; every element routes the search whether accepted or not.
+  template <class Accepted>
+  void search_level(search_scratch& scratch, const float* query, slot_index start, std::size_t ef,
+                    std::size_t level, const Accepted& accepted) const {
+    scratch.start(state_.ids.size());
+    auto& candidates = scratch.candidates;
+    auto& results = scratch.results;
+    const auto worst = [&] {
+      return results.size() < ef ? std::numeric_limits<float>::infinity() : results.front().distance;
+    };
+    const auto offer = [&](slot_index slot, float d) {
+      candidates.push_back({d, slot});
+      std::push_heap(candidates.begin(), candidates.end(), std::greater<>{});
+      if (!accepted(slot)) return;
+      results.push_back({d, slot});
+      std::push_heap(results.begin(), results.end());
+      if (results.size() > ef) {
+        std::pop_heap(results.begin(), results.end());
+        results.pop_back();
+      }
+    };
+
+    scratch.visited[start] = scratch.epoch;
+    offer(start, distance(query, start));
+    while (!candidates.empty()) {
+      const scored current = candidates.front();
+      if (current.distance > worst()) break;
+      std::pop_heap(candidates.begin(), candidates.end(), std::greater<>{});
+      candidates.pop_back();
+
+      const auto neighbours = links(current.slot, level);
+      for (slot_index next : neighbours) {
+        if (next == no_link) break;
+        prefetch(vector_of(next));
+      }
+      for (std::size_t i = 0; i < neighbours.size() && neighbours[i] != no_link; ++i) {
+        const slot_index next = neighbours[i];
+        if (i + 1 < neighbours.size() && neighbours[i + 1] != no_link)
+          prefetch(vector_of(neighbours[i + 1]) + row_alignment_floats);
+        if (scratch.visited[next] == scratch.epoch) continue;
+        scratch.visited[next] = scratch.epoch;
+        const float d = distance(query, next);
+        if (d < worst()) offer(next, d);
+      }
+    }
+  }
+
+  // Picks up to `limit` neighbours from `candidates` (sorted closest first)
+  // by the diversity heuristic: keep a candidate only if it is closer to the
+  // base than to every neighbour kept so far.
+  void select_neighbours(std::vector<scored>& candidates, std::size_t limit) const {
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < candidates.size() && kept < limit; ++i) {
+      const scored candidate = candidates[i];
+      bool diverse = true;
+      for (std::size_t j = 0; j < kept && diverse; ++j)
+        diverse = M::distance(vector_of(candidate.slot), vector_of(candidates[j].slot), dimension_) >=
+                  candidate.distance;
+      if (diverse) candidates[kept++] = candidate;
+    }
+    candidates.resize(kept);
+  }
+
+  // Adds `slot` to the links of `neighbour` on `level`; when they are full,
+  // the neighbour keeps the most diverse set of its old links plus `slot`.
+  void link_back(slot_index neighbour, slot_index slot, float d, std::size_t level,
+                 std::vector<scored>& buffer) {
+    auto list = links(neighbour, level);
+    for (slot_index& link : list) {
+      if (link == slot) return;
+      if (link == no_link) {
+        link = slot;
+        return;
+      }
+    }
+    buffer.assign(1, scored{d, slot});
+    const float* base = vector_of(neighbour);
+    for (slot_index link : list) buffer.push_back({distance(base, link), link});
+    std::sort(buffer.begin(), buffer.end());
+    select_neighbours(buffer, list.size());
+    std::ranges::fill(list, no_link);
+    for (std::size_t i = 0; i < buffer.size(); ++i) list[i] = buffer[i].slot;
+  }
+
+  // Connects the element in `slot` (vector and level already set) to the graph.
+  void link_into_graph(slot_index slot) {
+    auto& s = state_;
+    const std::uint8_t level = s.levels[slot];
+    if (s.entry == no_link) {
+      s.entry = slot;
+      s.top_level = level;
+      return;
+    }
+    const float* query = vector_of(slot);
+    slot_index start = descend(query, level, s.entry, s.top_level);
+    auto& scratch = s.insert_scratch;
+    auto& buffer = s.prune_buffer;
+    const auto not_itself = [slot](slot_index other) { return other != slot; };
+    for (std::size_t l = std::min<std::size_t>(level, s.top_level) + 1; l-- > 0;) {
+      search_level(scratch, query, start, ef_construction_, l, not_itself);
+      auto& found = scratch.results;
+      if (found.empty()) continue;
+      std::sort(found.begin(), found.end());
+      start = found.front().slot;
+      select_neighbours(found, m_);
+      auto own = links(slot, l);
+      for (std::size_t i = 0; i < found.size(); ++i) own[i] = found[i].slot;
+      for (const scored& neighbour : found) link_back(neighbour.slot, slot, neighbour.distance, l, buffer);
+    }
+    if (level > s.top_level) {
+      s.entry = slot;
+      s.top_level = level;
+    }
+  }
+
+  // After load: rebuilds the id map and checks every index in the file
+  // points where it may, so a corrupt file is refused rather than followed.
+  bool rebuild_and_check_graph() {
+    auto& s = state_;
+    const std::size_t count = s.ids.size();
+    if (count == 0) return s.entry == no_link && s.free_slots.empty() && s.upper_links.empty();
+    if (s.entry >= count || s.top_level > max_level || s.levels[s.entry] != s.top_level) return false;
+    for (std::size_t slot = 0; slot < count; ++slot) {
+      if (s.levels[slot] > s.top_level || s.deleted[slot] > 1) return false;
+      if (std::uint64_t{s.upper_offset[slot]} + s.levels[slot] * m_ > s.upper_links.size()) return false;
+      if (!s.deleted[slot] && !s.slot_of.emplace(s.ids[slot], static_cast<slot_index>(slot)).second)
+        return false;
+      for (std::size_t level = 0; level <= s.levels[slot]; ++level)
+        for (slot_index link : links(static_cast<slot_index>(slot), level))
+          if (link != no_link && (link >= count || s.levels[link] < level)) return false;
+    }
+    std::vector<std::uint8_t> freed(count, 0);
+    for (slot_index slot : s.free_slots)
+      if (slot >= count || !s.deleted[slot] || std::exchange(freed[slot], 1)) return false;
+    return std::ranges::count(s.deleted, 1) == static_cast<std::ptrdiff_t>(s.free_slots.size());
+  }
+
+  std::size_t dimension_;
+  std::size_t row_floats_;
+  std::size_t m_;
+  std::size_t ef_construction_;
+  std::atomic<std::size_t> ef_search_;
+  double level_multiplier_;
+  state state_;
+  mutable detail::fair_shared_mutex mutex_;
+  mutable std::mutex scratch_mutex_;
+  mutable std::vector<std::unique_ptr<search_scratch>> scratch_pool_;
+};
+
+static_assert(VectorIndex<hnsw_index<>>);
+
+}  // namespace llmgate::inline v0

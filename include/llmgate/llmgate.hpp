@@ -1,0 +1,9 @@
+// llmgate's umbrella header: everything the library offers. Include the
+// area headers (llmgate/index.hpp, ...) or single headers to compile less.
+#pragma once
+
+#include "llmgate/error.hpp"
+#include "llmgate/index.hpp"
+#include "llmgate/simd.hpp"
+#include "llmgate/store/snapshot_file.hpp"
+#include "llmgate/version.hpp"

@@ -1,0 +1,45 @@
+// The one place that decides which instruction set llmgate's kernels use,
+// and the small layer that hides differences between xsimd versions.
+//
+// How the instruction set is chosen: llmgate is header-only, so its kernels
+// are compiled as part of the including translation unit and use the widest
+// instruction set that unit's flags enable (xsimd::default_arch). Build with
+// -march=native (or e.g. -mavx2 -mfma, -mavx512f -mavx512bw) to get AVX2 or
+// AVX-512; without such flags x86-64 gets SSE2, AArch64 gets NEON. Runtime
+// dispatch would need one object file per instruction set, which a
+// header-only library cannot ship, so it is left to the application: compile
+// the translation unit that calls llmgate once per target if you need it.
+// `llmgate::simd::arch_name()` says what a translation unit got.
+#pragma once
+
+#include <cstddef>  // std::size_t
+
+#include <xsimd/xsimd.hpp>  // xsimd::batch, xsimd::default_arch, load/fma/reduce
+
+#include "llmgate/version.hpp"
+
+namespace llmgate::inline v0::simd {
+
+/// The instruction set of this translation unit's kernels.
+using arch = xsimd::default_arch;
+
+/// A register full of floats for `arch`.
+using float_batch = xsimd::batch<float, arch>;
+
+/// How many floats one register holds (4 for SSE/NEON, 8 for AVX2, 16 for AVX-512).
+inline constexpr std::size_t lanes = float_batch::size;
+
+/// The name of the instruction set, e.g. "avx512bw", for logs and benchmarks.
+inline const char* arch_name() noexcept { return arch::name(); }
+
+/// Sum of a register's lanes. xsimd 8 calls it hadd, xsimd 9 and later
+/// reduce_add; this shim lets llmgate build with either.
+inline float horizontal_sum(const float_batch& b) noexcept {
+#if XSIMD_VERSION_MAJOR >= 9
+  return xsimd::reduce_add(b);
+#else
+  return xsimd::hadd(b);
+#endif
+}
+
+}  // namespace llmgate::inline v0::simd

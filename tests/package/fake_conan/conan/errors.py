@@ -1,0 +1,9 @@
+"""FAKE conan.errors, for tests only (see conan/__init__.py)."""
+
+
+class ConanException(Exception):
+    pass
+
+
+class ConanInvalidConfiguration(ConanException):
+    pass

@@ -1,0 +1,1 @@
+"""FAKE conan.tools, for tests only (see conan/__init__.py)."""

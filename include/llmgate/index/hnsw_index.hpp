@@ -45,6 +45,7 @@
 #include <boost/unordered/unordered_flat_map.hpp>  // id -> slot
 
 #include "llmgate/detail/fair_shared_mutex.hpp"
+#include "llmgate/detail/huge_page_allocator.hpp"
 #include "llmgate/index/metric.hpp"
 #include "llmgate/index/vector_index.hpp"
 #include "llmgate/store/snapshot_file.hpp"
@@ -219,7 +220,7 @@ class hnsw_index {
     out.write_array(std::span<const slot_index>(s.upper_offset));
     for (std::size_t slot = 0; slot < s.ids.size(); ++slot)
       out.write_array(std::span<const float>(s.vectors.data() + slot * row_floats_, dimension_));
-    out.write_array(std::span<const slot_index>(s.links0));
+    out.write_array(std::span<const slot_index>(s.links0.data(), s.links0.size()));
     out.write(std::uint64_t{s.upper_links.size()});
     out.write_array(std::span<const slot_index>(s.upper_links));
     out.write(std::uint64_t{s.free_slots.size()});
@@ -268,7 +269,7 @@ class hnsw_index {
     in.read_array(std::span<slot_index>(s.upper_offset));
     for (std::size_t slot = 0; slot < count; ++slot)
       in.read_array(std::span<float>(s.vectors.data() + slot * index.row_floats_, dimension));
-    in.read_array(std::span<slot_index>(s.links0));
+    in.read_array(std::span<slot_index>(s.links0.data(), s.links0.size()));
     s.upper_links.resize(std::min<std::uint64_t>(in.read<std::uint64_t>(), in.remaining() / 4));
     in.read_array(std::span<slot_index>(s.upper_links));
     s.free_slots.resize(std::min<std::uint64_t>(in.read<std::uint64_t>(), in.remaining() / 4));
@@ -304,8 +305,10 @@ class hnsw_index {
     std::vector<scored> candidates;  // min-heap: next element to expand
     std::vector<scored> results;     // max-heap: the ef closest accepted so far
     std::vector<float> query;
+    std::vector<slot_index> fresh;  // unvisited neighbours of the element being expanded
 
-    void start(std::size_t slots) {
+    void start(std::size_t slots, std::size_t max_links) {
+      fresh.resize(max_links);
       if (visited.size() < slots) visited.resize(slots, 0);
       if (++epoch == 0) {  // the marks wrapped around: clear them once
         std::fill(visited.begin(), visited.end(), 0);
@@ -316,7 +319,7 @@ class hnsw_index {
     }
     std::size_t memory_usage() const {
       return visited.capacity() * 2 + (candidates.capacity() + results.capacity()) * sizeof(scored) +
-             query.capacity() * sizeof(float);
+             query.capacity() * sizeof(float) + fresh.capacity() * sizeof(slot_index);
     }
   };
 
@@ -350,8 +353,8 @@ class hnsw_index {
   struct state {
     explicit state(std::uint64_t seed_) : seed(seed_), level_generator(seed_) {}
 
-    std::vector<float, xsimd::aligned_allocator<float, 64>> vectors;  // slot s at s * row_floats
-    std::vector<slot_index> links0;      // slot s at links0[s * 2m], padded with no_link
+    std::vector<float, detail::huge_page_allocator<float>> vectors;  // slot s at s * row_floats
+    std::vector<slot_index, detail::huge_page_allocator<slot_index>> links0;  // slot s at s * 2m
     std::vector<slot_index> upper_links; // levels 1..L of slot s at upper_offset[s] + (l-1)*m
     std::vector<slot_index> upper_offset;
     std::vector<vector_id> ids;
@@ -392,6 +395,13 @@ class hnsw_index {
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch(address, 0, 3);
 #endif
+  }
+
+  // Asks for a whole vector: the hardware prefetcher would only follow
+  // after the first few lines.
+  void prefetch_vector(slot_index slot) const noexcept {
+    const float* row = vector_of(slot);
+    for (std::size_t offset = 0; offset < dimension_; offset += row_alignment_floats) prefetch(row + offset);
   }
 
   // Draws a level with P(level >= l) = m^-l, deterministically from the seed.
@@ -485,7 +495,7 @@ class hnsw_index {
   template <class Accepted>
   void search_level(search_scratch& scratch, const float* query, slot_index start, std::size_t ef,
                     std::size_t level, const Accepted& accepted) const {
-    scratch.start(state_.ids.size());
+    scratch.start(state_.ids.size(), 2 * m_);
     auto& candidates = scratch.candidates;
     auto& results = scratch.results;
     const auto worst = [&] {
@@ -511,19 +521,21 @@ class hnsw_index {
       std::pop_heap(candidates.begin(), candidates.end(), std::greater<>{});
       candidates.pop_back();
 
-      const auto neighbours = links(current.slot, level);
-      for (slot_index next : neighbours) {
+      // Mark the unvisited neighbours first and start fetching their
+      // vectors, so that the memory reads overlap instead of queueing
+      // behind one distance computation after another.
+      std::size_t fresh = 0;
+      for (slot_index next : links(current.slot, level)) {
         if (next == no_link) break;
-        prefetch(vector_of(next));
-      }
-      for (std::size_t i = 0; i < neighbours.size() && neighbours[i] != no_link; ++i) {
-        const slot_index next = neighbours[i];
-        if (i + 1 < neighbours.size() && neighbours[i + 1] != no_link)
-          prefetch(vector_of(neighbours[i + 1]) + row_alignment_floats);
         if (scratch.visited[next] == scratch.epoch) continue;
         scratch.visited[next] = scratch.epoch;
-        const float d = distance(query, next);
-        if (d < worst()) offer(next, d);
+        scratch.fresh[fresh++] = next;
+        prefetch(vector_of(next));
+      }
+      for (std::size_t i = 0; i < fresh; ++i) {
+        if (i + 1 < fresh) prefetch_vector(scratch.fresh[i + 1]);
+        const float d = distance(query, scratch.fresh[i]);
+        if (d < worst()) offer(scratch.fresh[i], d);
       }
     }
   }

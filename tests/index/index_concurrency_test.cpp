@@ -14,7 +14,8 @@
 #include "../test_vectors.hpp"
 
 namespace {
-using index_types = boost::mpl::list<llmgate::flat_index<>, llmgate::hnsw_index<>>;
+using index_types = boost::mpl::list<llmgate::flat_index<>, llmgate::hnsw_index<>,
+                                     llmgate::hnsw_index<llmgate::cosine_metric, llmgate::simd::float16>>;
 }
 
 BOOST_AUTO_TEST_SUITE(index_concurrency_test)

@@ -48,14 +48,14 @@ struct hash128 {
 /// as the provider's default value; fill defaults in first if those requests
 /// should share answers.
 struct generation_parameters {
-  std::optional<double> temperature;
-  std::optional<double> top_p;
-  std::optional<std::uint64_t> max_tokens;
-  std::optional<std::int64_t> seed;
-  std::vector<std::string> stop;              ///< stop sequences
-  std::string tools;                          ///< tool definitions as sent (canonical JSON)
-  std::string response_format;                ///< e.g. "json_object", or a JSON schema
-  std::map<std::string, std::string> other;   ///< any other setting that changes the answer, by name
+  std::optional<double> temperature = {};
+  std::optional<double> top_p = {};
+  std::optional<std::uint64_t> max_tokens = {};
+  std::optional<std::int64_t> seed = {};
+  std::vector<std::string> stop = {};         ///< stop sequences
+  std::string tools = {};                     ///< tool definitions as sent (canonical JSON)
+  std::string response_format = {};           ///< e.g. "json_object", or a JSON schema
+  std::map<std::string, std::string> other = {};  ///< any other setting that changes the answer, by name
 
   /// E.g. "temperature=0.2;max_tokens=256;response_format=11:json_object;".
   /// Text is written as <length>:<bytes>, so no value can forge a separator.
@@ -90,14 +90,15 @@ struct generation_parameters {
   }
 };
 
-/// The four things a cached answer is scoped by, for designated initialisers:
+/// The four things a cached answer is scoped by, for designated initialisers
+/// (every member has a default, so -Wextra says nothing of those left out):
 /// cache_scope scope({.tenant = "acme", .model = "gpt-4o-mini",
 ///                    .parameters = params.canonical(), .system_prompt = system});
 struct cache_scope_fields {
-  std::string tenant;         ///< whose cache: answers never cross tenants
-  std::string model;          ///< which model answers
-  std::string parameters;     ///< generation_parameters::canonical() or the caller's own canonical form
-  std::string system_prompt;  ///< the whole system prompt
+  std::string tenant = {};         ///< whose cache: answers never cross tenants
+  std::string model = {};          ///< which model answers
+  std::string parameters = {};     ///< generation_parameters::canonical() or the caller's own canonical form
+  std::string system_prompt = {};  ///< the whole system prompt
 };
 
 /// An immutable scope whose hash is computed once; build one per tenant,

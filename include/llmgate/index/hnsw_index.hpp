@@ -11,7 +11,8 @@
 //
 // Memory layout, chosen for the search's inner loop: vectors in one
 // contiguous array (a 64-byte aligned row per element, as the SIMD loads
-// like), level-0 links in another (2*M slots per element, unused slots hold
+// like; float32 by default, or float16 to halve the bytes a search reads,
+// see simd/float16.hpp), level-0 links in another (2*M slots per element, unused slots hold
 // `no_link`, so no separate count is read), links of the upper levels in a
 // pool that only the few elements living there use.
 //
@@ -35,11 +36,12 @@
 #include <random>        // std::mt19937_64
 #include <shared_mutex>  // std::shared_lock
 #include <span>          // std::span
+#include <string_view>   // std::string_view
 #include <sstream>       // std::stringstream (random generator state in files)
 #include <stdexcept>     // std::invalid_argument
 #include <string>        // std::string
 #include <system_error>  // std::error_code
-#include <utility>       // std::move
+#include <utility>       // std::move, std::as_const
 #include <vector>        // std::vector
 
 #include <boost/unordered/unordered_flat_map.hpp>  // id -> slot
@@ -48,6 +50,7 @@
 #include "llmgate/detail/huge_page_allocator.hpp"
 #include "llmgate/index/metric.hpp"
 #include "llmgate/index/vector_index.hpp"
+#include "llmgate/simd/float16.hpp"
 #include "llmgate/store/snapshot_file.hpp"
 
 namespace llmgate::inline v0 {
@@ -59,16 +62,25 @@ struct hnsw_parameters {
   std::uint64_t seed = 100;          ///< the level generator's seed: same seed, same graph
 };
 
-template <Metric M = cosine_metric>
+/// The vector formats hnsw_index stores: float (exact) or simd::float16.
+template <class M, class Element>
+concept storable_under = std::same_as<Element, float> ||
+    (std::same_as<Element, simd::float16> &&
+     requires(const float* query, const Element* row, std::size_t n) {
+       { M::distance(query, row, n) } -> std::same_as<float>;
+     });
+
+template <Metric M = cosine_metric, class Element = float>
+  requires storable_under<M, Element>
 class hnsw_index {
  public:
   using metric_type = M;
+  using element_type = Element;
 
   /// Throws std::invalid_argument for a zero dimension or m < 2.
   explicit hnsw_index(std::size_t dimension, hnsw_parameters parameters = {})
       : dimension_(dimension),
-        row_floats_((dimension + row_alignment_floats - 1) / row_alignment_floats *
-                    row_alignment_floats),
+        row_elements_((dimension + row_alignment - 1) / row_alignment * row_alignment),
         m_(parameters.m),
         ef_construction_(std::max(parameters.ef_construction, parameters.m)),
         ef_search_(parameters.ef_search),
@@ -76,10 +88,11 @@ class hnsw_index {
         state_(parameters.seed) {
     if (dimension == 0 || parameters.m < 2)
       throw std::invalid_argument("hnsw_index needs a dimension > 0 and m >= 2");
+    state_.insert_scratch.query.resize(dimension);
   }
 
   hnsw_index(hnsw_index&& other) noexcept
-      : dimension_(other.dimension_), row_floats_(other.row_floats_), m_(other.m_),
+      : dimension_(other.dimension_), row_elements_(other.row_elements_), m_(other.m_),
         ef_construction_(other.ef_construction_), ef_search_(other.ef_search_.load()),
         level_multiplier_(other.level_multiplier_), state_(std::move(other.state_)) {}
   hnsw_index& operator=(hnsw_index&&) = delete;
@@ -95,7 +108,7 @@ class hnsw_index {
   void reserve(std::size_t n) {
     std::unique_lock lock(mutex_);
     auto& s = state_;
-    s.vectors.reserve(n * row_floats_);
+    s.vectors.reserve(n * row_elements_);
     s.links0.reserve(n * 2 * m_);
     s.ids.reserve(n);
     s.levels.reserve(n);
@@ -112,13 +125,18 @@ class hnsw_index {
     if (s.slot_of.contains(id)) return make_error_code(errc::duplicate_id);
 
     const slot_index slot = s.free_slots.empty() ? new_slot() : reuse_slot();
-    float* row = s.vectors.data() + std::size_t{slot} * row_floats_;
-    std::copy(vector.begin(), vector.end(), row);
-    if constexpr (M::normalizes_inputs) simd::normalize(row, dimension_);
+    float* staged = s.insert_scratch.query.data();
+    std::copy(vector.begin(), vector.end(), staged);
+    if constexpr (M::normalizes_inputs) simd::normalize(staged, dimension_);
+    Element* row = s.vectors.data() + std::size_t{slot} * row_elements_;
+    if constexpr (std::same_as<Element, float>)
+      std::copy(staged, staged + dimension_, row);
+    else
+      std::transform(staged, staged + dimension_, row, simd::to_float16);
     s.ids[slot] = id;
     s.deleted[slot] = 0;
     s.slot_of.emplace(id, slot);
-    link_into_graph(slot);
+    link_into_graph(slot, staged);
     return {};
   }
 
@@ -207,6 +225,7 @@ class hnsw_index {
     std::stringstream generator;
     generator << s.level_generator;
     out.write_string(M::name);
+    out.write_string(element_name);
     for (std::uint64_t value : {std::uint64_t{dimension_}, std::uint64_t{m_},
                                 std::uint64_t{ef_construction_}, std::uint64_t{ef_search_.load()},
                                 s.seed, std::uint64_t{s.ids.size()}})
@@ -218,8 +237,7 @@ class hnsw_index {
     out.write_array(std::span<const std::uint8_t>(s.levels));
     out.write_array(std::span<const std::uint8_t>(s.deleted));
     out.write_array(std::span<const slot_index>(s.upper_offset));
-    for (std::size_t slot = 0; slot < s.ids.size(); ++slot)
-      out.write_array(std::span<const float>(s.vectors.data() + slot * row_floats_, dimension_));
+    for (std::size_t slot = 0; slot < s.ids.size(); ++slot) out.write_array(stored_values(slot));
     out.write_array(std::span<const slot_index>(s.links0.data(), s.links0.size()));
     out.write(std::uint64_t{s.upper_links.size()});
     out.write_array(std::span<const slot_index>(s.upper_links));
@@ -235,7 +253,8 @@ class hnsw_index {
   static hnsw_index load(const std::filesystem::path& path) {
     std::error_code ec;
     store::snapshot_reader in(path, file_kind, file_version, ec);
-    if (!ec) ec = in.read_string() == M::name ? std::error_code{} : make_error_code(errc::wrong_kind_of_file);
+    if (!ec && (in.read_string() != M::name || in.read_string() != element_name))
+      ec = make_error_code(errc::wrong_kind_of_file);
     if (ec) throw error(ec, "loading hnsw_index from '" + path.string() + "'");
 
     const auto dimension = in.read<std::uint64_t>();
@@ -247,7 +266,7 @@ class hnsw_index {
     const auto count = in.read<std::uint64_t>();
     const std::string generator = in.read_string();
     // Refuse sizes the file cannot hold before allocating anything for them.
-    const std::uint64_t per_element = 8 + 1 + 1 + 4 + dimension * 4 + 2 * parameters.m * 4;
+    const std::uint64_t per_element = 8 + 1 + 1 + 4 + dimension * sizeof(Element) + 2 * parameters.m * 4;
     if (dimension == 0 || parameters.m < 2 || parameters.m > 4096 ||
         count > std::numeric_limits<slot_index>::max() || count * per_element > in.remaining())
       throw error(errc::corrupt_file, "loading hnsw_index from '" + path.string() + "'");
@@ -261,14 +280,13 @@ class hnsw_index {
     s.levels.resize(count);
     s.deleted.resize(count);
     s.upper_offset.resize(count);
-    s.vectors.resize(count * index.row_floats_);
+    s.vectors.resize(count * index.row_elements_);
     s.links0.resize(count * 2 * parameters.m);
     in.read_array(std::span<vector_id>(s.ids));
     in.read_array(std::span<std::uint8_t>(s.levels));
     in.read_array(std::span<std::uint8_t>(s.deleted));
     in.read_array(std::span<slot_index>(s.upper_offset));
-    for (std::size_t slot = 0; slot < count; ++slot)
-      in.read_array(std::span<float>(s.vectors.data() + slot * index.row_floats_, dimension));
+    for (std::size_t slot = 0; slot < count; ++slot) in.read_array(index.stored_values(slot));
     in.read_array(std::span<slot_index>(s.links0.data(), s.links0.size()));
     s.upper_links.resize(std::min<std::uint64_t>(in.read<std::uint64_t>(), in.remaining() / 4));
     in.read_array(std::span<slot_index>(s.upper_links));
@@ -283,7 +301,9 @@ class hnsw_index {
  private:
   using slot_index = std::uint32_t;
   static constexpr slot_index no_link = std::numeric_limits<slot_index>::max();
-  static constexpr std::size_t row_alignment_floats = 16;  // 64 bytes, one cache line
+  static constexpr std::size_t cache_line = 64;
+  static constexpr std::size_t row_alignment = cache_line / sizeof(Element);  // rows start on a line
+  static constexpr std::string_view element_name = std::same_as<Element, float> ? "float32" : "float16";
   static constexpr std::uint8_t max_level = 30;
   static constexpr store::kind_tag file_kind = {'H', 'N', 'S', 'W'};
   static constexpr std::uint32_t file_version = 1;
@@ -334,7 +354,7 @@ class hnsw_index {
         scratch_ = std::move(index_.scratch_pool_.back());
         index_.scratch_pool_.pop_back();
       }
-      scratch_->query.resize(index_.row_floats_);
+      scratch_->query.resize(index_.dimension_);
     }
     ~scratch_lease() {
       std::lock_guard lock(index_.scratch_mutex_);
@@ -353,7 +373,7 @@ class hnsw_index {
   struct state {
     explicit state(std::uint64_t seed_) : seed(seed_), level_generator(seed_) {}
 
-    std::vector<float, detail::huge_page_allocator<float>> vectors;  // slot s at s * row_floats
+    std::vector<Element, detail::huge_page_allocator<Element>> vectors;  // slot s at s * row_elements
     std::vector<slot_index, detail::huge_page_allocator<slot_index>> links0;  // slot s at s * 2m
     std::vector<slot_index> upper_links; // levels 1..L of slot s at upper_offset[s] + (l-1)*m
     std::vector<slot_index> upper_offset;
@@ -366,12 +386,41 @@ class hnsw_index {
     std::uint8_t top_level = 0;
     std::uint64_t seed;
     std::mt19937_64 level_generator;
-    search_scratch insert_scratch;     // used by add() alone, under the writer's lock
-    std::vector<scored> prune_buffer;  // likewise
+    // Used by add() alone, under the writer's lock.
+    search_scratch insert_scratch;
+    std::vector<scored> prune_buffer;
+    std::vector<float> decoded_base, decoded_candidate;
   };
 
-  const float* vector_of(slot_index slot) const noexcept {
-    return state_.vectors.data() + std::size_t{slot} * row_floats_;
+  const Element* vector_of(slot_index slot) const noexcept {
+    return state_.vectors.data() + std::size_t{slot} * row_elements_;
+  }
+
+  // The stored values of a slot as the snapshot file holds them.
+  auto stored_values(slot_index slot) const noexcept {
+    const Element* row = vector_of(slot);
+    if constexpr (std::same_as<Element, float>)
+      return std::span<const float>(row, dimension_);
+    else  // float16 is a standard-layout wrapper of its bits
+      return std::span<const std::uint16_t>(reinterpret_cast<const std::uint16_t*>(row), dimension_);
+  }
+  auto stored_values(slot_index slot) noexcept {
+    const auto values = std::as_const(*this).stored_values(slot);
+    using value = typename decltype(values)::value_type;
+    return std::span<value>(const_cast<value*>(values.data()), values.size());
+  }
+
+  // A slot's vector as floats: the row itself for float storage, else
+  // widened into `buffer`.
+  const float* as_floats(slot_index slot, std::vector<float>& buffer) const {
+    if constexpr (std::same_as<Element, float>) {
+      return vector_of(slot);
+    } else {
+      buffer.resize(dimension_);
+      std::transform(vector_of(slot), vector_of(slot) + dimension_, buffer.begin(),
+                     [](simd::float16 h) { return simd::to_float(h); });
+      return buffer.data();
+    }
   }
 
   std::size_t capacity_at(std::size_t level) const noexcept { return level == 0 ? 2 * m_ : m_; }
@@ -400,8 +449,8 @@ class hnsw_index {
   // Asks for a whole vector: the hardware prefetcher would only follow
   // after the first few lines.
   void prefetch_vector(slot_index slot) const noexcept {
-    const float* row = vector_of(slot);
-    for (std::size_t offset = 0; offset < dimension_; offset += row_alignment_floats) prefetch(row + offset);
+    const Element* row = vector_of(slot);
+    for (std::size_t offset = 0; offset < dimension_; offset += row_alignment) prefetch(row + offset);
   }
 
   // Draws a level with P(level >= l) = m^-l, deterministically from the seed.
@@ -420,7 +469,7 @@ class hnsw_index {
     s.levels.push_back(level);
     s.upper_offset.push_back(static_cast<slot_index>(s.upper_links.size()));
     s.upper_links.resize(s.upper_links.size() + level * m_, no_link);
-    s.vectors.resize(s.vectors.size() + row_floats_, 0.0f);
+    s.vectors.resize(s.vectors.size() + row_elements_, Element{});
     s.links0.resize(s.links0.size() + 2 * m_, no_link);
     return slot;
   }
@@ -464,7 +513,7 @@ class hnsw_index {
       for (slot_index candidate : old) {
         if (candidate == no_link) break;
         if (candidate == neighbour || std::ranges::find(list, candidate) != list.end()) continue;
-        const float d = distance(vector_of(neighbour), candidate);
+        const float d = distance(as_floats(neighbour, state_.decoded_base), candidate);
         if (d < closest) closest = d, replacement = candidate;
       }
       if (replacement != no_link) *std::ranges::find(list, no_link) = replacement;
@@ -543,14 +592,14 @@ class hnsw_index {
   // Picks up to `limit` neighbours from `candidates` (sorted closest first)
   // by the diversity heuristic: keep a candidate only if it is closer to the
   // base than to every neighbour kept so far.
-  void select_neighbours(std::vector<scored>& candidates, std::size_t limit) const {
+  void select_neighbours(std::vector<scored>& candidates, std::size_t limit) {
     std::size_t kept = 0;
     for (std::size_t i = 0; i < candidates.size() && kept < limit; ++i) {
       const scored candidate = candidates[i];
+      const float* vector = as_floats(candidate.slot, state_.decoded_candidate);
       bool diverse = true;
       for (std::size_t j = 0; j < kept && diverse; ++j)
-        diverse = M::distance(vector_of(candidate.slot), vector_of(candidates[j].slot), dimension_) >=
-                  candidate.distance;
+        diverse = distance(vector, candidates[j].slot) >= candidate.distance;
       if (diverse) candidates[kept++] = candidate;
     }
     candidates.resize(kept);
@@ -569,7 +618,7 @@ class hnsw_index {
       }
     }
     buffer.assign(1, scored{d, slot});
-    const float* base = vector_of(neighbour);
+    const float* base = as_floats(neighbour, state_.decoded_base);
     for (slot_index link : list) buffer.push_back({distance(base, link), link});
     std::sort(buffer.begin(), buffer.end());
     select_neighbours(buffer, list.size());
@@ -577,8 +626,9 @@ class hnsw_index {
     for (std::size_t i = 0; i < buffer.size(); ++i) list[i] = buffer[i].slot;
   }
 
-  // Connects the element in `slot` (vector and level already set) to the graph.
-  void link_into_graph(slot_index slot) {
+  // Connects the element in `slot` (vector and level already set) to the
+  // graph; `query` is its vector as floats.
+  void link_into_graph(slot_index slot, const float* query) {
     auto& s = state_;
     const std::uint8_t level = s.levels[slot];
     if (s.entry == no_link) {
@@ -586,7 +636,6 @@ class hnsw_index {
       s.top_level = level;
       return;
     }
-    const float* query = vector_of(slot);
     slot_index start = descend(query, level, s.entry, s.top_level);
     auto& scratch = s.insert_scratch;
     auto& buffer = s.prune_buffer;
@@ -631,7 +680,7 @@ class hnsw_index {
   }
 
   std::size_t dimension_;
-  std::size_t row_floats_;
+  std::size_t row_elements_;
   std::size_t m_;
   std::size_t ef_construction_;
   std::atomic<std::size_t> ef_search_;
@@ -642,6 +691,6 @@ class hnsw_index {
   mutable std::vector<std::unique_ptr<search_scratch>> scratch_pool_;
 };
 
-static_assert(VectorIndex<hnsw_index<>>);
+static_assert(VectorIndex<hnsw_index<>> && VectorIndex<hnsw_index<cosine_metric, simd::float16>>);
 
 }  // namespace llmgate::inline v0

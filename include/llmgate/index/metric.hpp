@@ -4,12 +4,15 @@
 // that every index can minimise one number. It also says whether vectors are
 // normalised on the way in (cosine stores unit vectors and compares them by
 // inner product) and how a distance reads as a similarity for the caller.
+// Each model also scores a float32 query against a float16 row, for indexes
+// that store vectors at half precision.
 #pragma once
 
 #include <concepts>     // std::same_as, std::convertible_to
 #include <cstddef>      // std::size_t
 #include <string_view>  // std::string_view
 
+#include "llmgate/simd/float16.hpp"
 #include "llmgate/simd/kernels.hpp"
 
 namespace llmgate::inline v0 {
@@ -31,6 +34,9 @@ struct cosine_metric {
   static float distance(const float* a, const float* b, std::size_t dim) noexcept {
     return 1.0f - simd::dot(a, b, dim);
   }
+  static float distance(const float* a, const simd::float16* b, std::size_t dim) noexcept {
+    return 1.0f - simd::dot(a, b, dim);
+  }
   static void distance_batch(const float* query, const float* rows, std::size_t count,
                              std::size_t dim, float* out) noexcept {
     simd::dot_batch(query, rows, count, dim, out);
@@ -47,6 +53,9 @@ struct inner_product_metric {
   static float distance(const float* a, const float* b, std::size_t dim) noexcept {
     return 1.0f - simd::dot(a, b, dim);
   }
+  static float distance(const float* a, const simd::float16* b, std::size_t dim) noexcept {
+    return 1.0f - simd::dot(a, b, dim);
+  }
   static void distance_batch(const float* query, const float* rows, std::size_t count,
                              std::size_t dim, float* out) noexcept {
     cosine_metric::distance_batch(query, rows, count, dim, out);
@@ -60,6 +69,9 @@ struct l2_metric {
   static constexpr std::string_view name = "l2";
   static constexpr bool normalizes_inputs = false;
   static float distance(const float* a, const float* b, std::size_t dim) noexcept {
+    return simd::squared_l2(a, b, dim);
+  }
+  static float distance(const float* a, const simd::float16* b, std::size_t dim) noexcept {
     return simd::squared_l2(a, b, dim);
   }
   static void distance_batch(const float* query, const float* rows, std::size_t count,

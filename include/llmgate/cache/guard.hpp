@@ -1,0 +1,105 @@
+// The GuardPolicy concept (a cheap veto of a semantic hit) and its models.
+//
+// A text embedder places "How many minutes in 2 hours?" and "... in 3
+// hours?" almost on top of each other, although their answers differ. A
+// guard compares the request with the stored request behind a candidate
+// hit and vetoes the hit for reasons an embedder misses; a vetoed hit is
+// answered fresh, so a guard trades a few hits for precision.
+#pragma once
+
+#include <algorithm>    // std::sort, std::ranges::equal
+#include <array>        // std::array
+#include <concepts>     // std::same_as
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <vector>       // std::vector
+
+#include "llmgate/embed/tokenizer.hpp"
+
+namespace llmgate::inline v0 {
+
+/// Why a guard vetoed a hit.
+enum class veto_reason { none, numbers_differ, negation_differs, order_swapped };
+
+/// vetoes(request, stored): veto_reason::none lets the hit through.
+template <class G>
+concept GuardPolicy = requires(const G& guard, std::string_view request, std::string_view stored) {
+  { guard.vetoes(request, stored) } -> std::same_as<veto_reason>;
+};
+
+/// Lets every hit through.
+struct no_guard {
+  veto_reason vetoes(std::string_view, std::string_view) const noexcept { return veto_reason::none; }
+};
+
+/// Vetoes a hit when the two requests
+/// - carry different numbers ("2 hours" vs "3 hours"; order does not matter),
+/// - differ in negation (one says not/never/no/without... the other does not,
+///   counted modulo two so "not un-" style doubles cancel),
+/// - compare the same things in swapped order ("is A faster than B" vs "is B
+///   faster than A": same words, a comparison word, another order).
+/// Negation and comparison words are listed for English, German, French,
+/// Spanish and Russian; numbers work in every script.
+class lexical_guard {
+ public:
+  veto_reason vetoes(std::string_view request, std::string_view stored) const {
+    token_list a, b;
+    tokenize(request, a);
+    tokenize(stored, b);
+    if (numbers(a) != numbers(b)) return veto_reason::numbers_differ;
+    if (negations(a) % 2 != negations(b) % 2) return veto_reason::negation_differs;
+    if (has_comparison(a) && has_comparison(b)) {
+      auto words_a = words(a), words_b = words(b);
+      if (words_a != words_b) {
+        std::sort(words_a.begin(), words_a.end());
+        std::sort(words_b.begin(), words_b.end());
+        if (words_a == words_b) return veto_reason::order_swapped;
+      }
+    }
+    return veto_reason::none;
+  }
+
+ private:
+  static constexpr std::array<std::string_view, 24> negation_words = {
+      "not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
+      "without", "cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent",
+      "wasnt", "wont", "shouldnt", "nicht", "kein", "pas", "sin", "не"};
+  static constexpr std::array<std::string_view, 12> comparison_words = {
+      "than", "vs", "versus", "or", "better", "worse", "als", "oder", "que", "ou", "чем", "или"};
+
+  static bool is_one_of(std::string_view word, auto const& list) {
+    return std::find(list.begin(), list.end(), word) != list.end();
+  }
+
+  static std::vector<std::string_view> numbers(const token_list& tokens) {
+    std::vector<std::string_view> found;
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+      if (tokens[i].kind == token_kind::number) found.push_back(tokens[i].text);
+    std::sort(found.begin(), found.end());
+    return found;
+  }
+
+  static int negations(const token_list& tokens) {
+    int count = 0;
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+      count += tokens[i].kind == token_kind::word && is_one_of(tokens[i].text, negation_words);
+    return count;
+  }
+
+  static bool has_comparison(const token_list& tokens) {
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+      if (is_one_of(tokens[i].text, comparison_words)) return true;
+    return false;
+  }
+
+  static std::vector<std::string_view> words(const token_list& tokens) {
+    std::vector<std::string_view> found;
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+      if (tokens[i].kind != token_kind::symbol) found.push_back(tokens[i].text);
+    return found;
+  }
+};
+
+static_assert(GuardPolicy<no_guard> && GuardPolicy<lexical_guard>);
+
+}  // namespace llmgate::inline v0

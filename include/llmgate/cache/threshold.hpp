@@ -1,0 +1,201 @@
+// The ThresholdPolicy concept (when a neighbour's similarity is close
+// enough to serve its answer) and three models: one static threshold, one
+// per scope, and an adaptive threshold that learns from feedback how often
+// hits at each similarity were right and keeps the share of wrong hits
+// under a bound the user sets.
+#pragma once
+
+#include <algorithm>  // std::clamp, std::max, std::min
+#include <cmath>      // std::sqrt, std::floor
+#include <concepts>   // std::same_as
+#include <cstdint>    // std::uint32_t, std::uint64_t
+#include <mutex>      // std::mutex, std::lock_guard
+#include <vector>     // std::vector
+
+#include <boost/unordered/unordered_flat_map.hpp>  // per-scope and per-entry state
+
+#include "llmgate/cache/eviction/eviction_policy.hpp"
+#include "llmgate/cache/scope.hpp"
+
+namespace llmgate::inline v0 {
+
+/// What a threshold policy says of a neighbour found for a request.
+enum class threshold_decision {
+  hit,      ///< serve the neighbour's answer
+  miss,     ///< answer the request fresh
+  explore,  ///< answer it fresh, then report through record() whether the
+            ///< neighbour's answer would have been right (costs one call, teaches the policy)
+};
+
+/// Hashes a hash128 for the unordered containers keyed by scope.
+struct hash128_hasher {
+  std::size_t operator()(const hash128& h) const noexcept { return h.low ^ (h.high * 0x9e3779b97f4a7c15ull); }
+};
+
+/// - decide(scope, entry, similarity): hit, miss or explore for a request in
+///   `scope` whose nearest stored neighbour is `entry` at `similarity`;
+/// - record(scope, entry, similarity, correct): feedback on a served or explored neighbour;
+/// - forget(entry): the entry left the cache (its handle will be reused).
+/// Policies are used from many threads: they guard their own state.
+template <class P>
+concept ThresholdPolicy = requires(P& policy, const hash128& scope, entry_handle entry,
+                                   float similarity, bool correct) {
+  { policy.decide(scope, entry, similarity) } -> std::same_as<threshold_decision>;
+  policy.record(scope, entry, similarity, correct);
+  policy.forget(entry);
+};
+
+/// One threshold for everything; feedback changes nothing.
+struct static_threshold {
+  float threshold = 0.95f;
+
+  threshold_decision decide(const hash128&, entry_handle, float similarity) const noexcept {
+    return similarity >= threshold ? threshold_decision::hit : threshold_decision::miss;
+  }
+  void record(const hash128&, entry_handle, float, bool) noexcept {}
+  void forget(entry_handle) noexcept {}
+};
+
+/// A threshold per scope (set by the operator, e.g. stricter for a medical
+/// tenant), with a default for scopes not named.
+class per_scope_threshold {
+ public:
+  explicit per_scope_threshold(float default_threshold = 0.95f) : default_(default_threshold) {}
+
+  void set(const hash128& scope, float threshold) {
+    std::lock_guard lock(mutex_);
+    thresholds_[scope] = threshold;
+  }
+
+  threshold_decision decide(const hash128& scope, entry_handle, float similarity) const {
+    std::lock_guard lock(mutex_);
+    const auto found = thresholds_.find(scope);
+    const float threshold = found == thresholds_.end() ? default_ : found->second;
+    return similarity >= threshold ? threshold_decision::hit : threshold_decision::miss;
+  }
+  void record(const hash128&, entry_handle, float, bool) noexcept {}
+  void forget(entry_handle) noexcept {}
+
+  per_scope_threshold(const per_scope_threshold& other) : default_(other.default_) {
+    std::lock_guard lock(other.mutex_);
+    thresholds_ = other.thresholds_;
+  }
+
+ private:
+  float default_;
+  mutable std::mutex mutex_;
+  boost::unordered_flat_map<hash128, float, hash128_hasher> thresholds_;
+};
+
+struct adaptive_threshold_options {
+  float error_bound = 0.05f;       ///< the share of served hits allowed to be wrong
+  float start_threshold = 0.99f;   ///< used until enough feedback has come in
+  float floor = 0.70f;             ///< never serve below this similarity
+  std::uint32_t min_feedback = 30; ///< feedback needed before the learned threshold is used
+  float explore_band = 0.05f;      ///< neighbours this far below the threshold may be explored
+  float explore_rate = 0.2f;       ///< share of those that are explored
+  double confidence_z = 1.64;      ///< one-sided z of the upper bound on the error rate (95%)
+};
+
+/// Learns the threshold from feedback, in the spirit of vCache's verified
+/// semantic caching:
+/// - Globally it keeps, per similarity bin, how many judged neighbours were
+///   right and wrong, and uses the lowest threshold at which the upper
+///   confidence bound (Wilson) of the error rate of all judged neighbours
+///   at or above it stays within error_bound.
+/// - Per entry it remembers the lowest similarity at which the entry was
+///   judged right: it may serve down to there (not below `floor`), as that
+///   very neighbourhood was verified. (Where an entry was judged wrong, the
+///   cache itself stops it serving, whatever the policy.)
+/// - Neighbours just below the threshold are explored at explore_rate
+///   (chosen by a hash of entry and similarity, so a replay is repeatable)
+///   to gather the feedback that lets the threshold come down.
+class adaptive_threshold {
+ public:
+  explicit adaptive_threshold(adaptive_threshold_options options = {})
+      : options_(options), right_(bins, 0), wrong_(bins, 0), threshold_(options.start_threshold) {}
+
+  adaptive_threshold(const adaptive_threshold& other) : options_(other.options_) {
+    std::lock_guard lock(other.mutex_);
+    right_ = other.right_, wrong_ = other.wrong_, judged_ = other.judged_;
+    threshold_ = other.threshold_, entries_ = other.entries_;
+  }
+
+  threshold_decision decide(const hash128&, entry_handle entry, float similarity) const {
+    std::lock_guard lock(mutex_);
+    float threshold = threshold_;
+    if (const auto found = entries_.find(entry); found != entries_.end()) {
+      threshold = std::max(options_.floor, std::min(threshold, found->second));
+    }
+    if (similarity >= threshold) return threshold_decision::hit;
+    if (similarity >= std::max(options_.floor, threshold - options_.explore_band) &&
+        chosen_to_explore(entry, similarity))
+      return threshold_decision::explore;
+    return threshold_decision::miss;
+  }
+
+  void record(const hash128&, entry_handle entry, float similarity, bool correct) {
+    std::lock_guard lock(mutex_);
+    if (correct) {
+      auto& right_at = entries_.try_emplace(entry, 2.0f).first->second;
+      right_at = std::min(right_at, similarity);
+    }
+    (correct ? right_ : wrong_)[bin_of(similarity)]++;
+    if (++judged_ >= options_.min_feedback) threshold_ = learned_threshold();
+  }
+
+  void forget(entry_handle entry) {
+    std::lock_guard lock(mutex_);
+    entries_.erase(entry);
+  }
+
+  /// The global threshold in force now.
+  float threshold() const {
+    std::lock_guard lock(mutex_);
+    return threshold_;
+  }
+
+ private:
+  static constexpr int bins = 1000;  // similarity in [0, 1] in steps of 0.001
+
+  static int bin_of(float similarity) noexcept {
+    return std::clamp(static_cast<int>(std::floor(similarity * bins)), 0, bins - 1);
+  }
+
+  // Scans from the top bin down, accumulating judged neighbours, and keeps
+  // the lowest bin edge whose error rate's upper bound is within the bound.
+  float learned_threshold() const {
+    const double z = options_.confidence_z;
+    double right = 0, wrong = 0;
+    float best = std::max(options_.start_threshold, options_.floor);
+    for (int bin = bins - 1; bin >= bin_of(options_.floor); --bin) {
+      right += right_[bin];
+      wrong += wrong_[bin];
+      const double n = right + wrong;
+      if (n == 0) continue;
+      const double p = wrong / n;
+      const double upper =
+          (p + z * z / (2 * n) + z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n);
+      if (upper <= options_.error_bound) best = static_cast<float>(bin) / bins;
+    }
+    return best;
+  }
+
+  bool chosen_to_explore(entry_handle entry, float similarity) const noexcept {
+    std::uint64_t x = (std::uint64_t{entry} << 32) ^ static_cast<std::uint64_t>(similarity * 1e6f);
+    x ^= x >> 33, x *= 0xff51afd7ed558ccdull, x ^= x >> 33;  // a fixed mix: repeatable
+    return static_cast<float>(x % 10000) < options_.explore_rate * 10000.0f;
+  }
+
+  adaptive_threshold_options options_;
+  mutable std::mutex mutex_;
+  std::vector<std::uint64_t> right_, wrong_;
+  std::uint64_t judged_ = 0;
+  float threshold_;
+  boost::unordered_flat_map<entry_handle, float> entries_;  // lowest similarity judged right
+};
+
+static_assert(ThresholdPolicy<static_threshold> && ThresholdPolicy<per_scope_threshold> &&
+              ThresholdPolicy<adaptive_threshold>);
+
+}  // namespace llmgate::inline v0

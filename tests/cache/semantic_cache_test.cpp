@@ -1,0 +1,194 @@
+// The semantic cache: hits and misses, scope and conversation isolation,
+// the guard, feedback, eviction and statistics.
+#include <boost/json/src.hpp>  // header-only Boost.JSON, for the multi-turn data set
+#include <boost/test/unit_test.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "llmgate/cache/semantic_cache.hpp"
+
+using namespace llmgate;
+
+namespace {
+
+// A cache with a fixed threshold, so that the tests read what they decide.
+template <class Guard = lexical_guard>
+using test_cache = basic_semantic_cache<std::string, hashing_embedder, hnsw_index<cosine_metric>, lru_eviction,
+                                        static_threshold, Guard>;
+
+template <class Guard = lexical_guard>
+test_cache<Guard> make_cache(float threshold, std::size_t max_entries = 100000) {
+  return test_cache<Guard>({.max_entries = max_entries}, hashing_embedder(), static_threshold{threshold});
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(semantic_cache_test)
+
+BOOST_AUTO_TEST_CASE(a_paraphrase_hits_and_an_unrelated_question_misses) {
+  auto cache = make_cache(0.8f);
+  const cache_scope scope;
+  cache.insert(scope, "How do I reset my password?", "Use the 'forgot password' link.");
+  const auto paraphrase = cache.lookup(scope, "how can I reset my password");
+  BOOST_TEST((paraphrase.outcome == lookup_outcome::hit));
+  BOOST_TEST(*paraphrase.answer == "Use the 'forgot password' link.");
+  BOOST_TEST(paraphrase.similarity >= 0.8f);
+  const auto unrelated = cache.lookup(scope, "What is the capital of France?");
+  BOOST_TEST((unrelated.outcome == lookup_outcome::miss));
+  BOOST_TEST(!unrelated.answer);
+}
+
+BOOST_AUTO_TEST_CASE(the_same_text_in_another_scope_never_hits) {
+  // Many tenants and models store answers to the same questions; every
+  // lookup must come back with its own scope's answer or nothing.
+  auto cache = make_cache(0.5f);
+  const std::vector<std::string> questions = {"How many vacation days do I get?", "What is our refund policy?",
+                                              "Who do I call when the VPN is down?", "Where is the office?"};
+  std::vector<cache_scope> scopes;
+  for (int tenant = 0; tenant < 12; ++tenant)
+    for (const char* model : {"small", "large"})
+      scopes.emplace_back(cache_scope_fields{.tenant = "tenant-" + std::to_string(tenant), .model = model});
+  std::mt19937 generator(9);
+  std::vector<std::size_t> order(scopes.size() * questions.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), generator);
+  const auto answer_of = [&](std::size_t s, std::size_t q) { return std::to_string(s) + "/" + std::to_string(q); };
+  std::size_t hits = 0;
+  for (std::size_t i : order) {
+    const std::size_t s = i / questions.size(), q = i % questions.size();
+    const auto result = cache.lookup(scopes[s], questions[q] + " please");
+    if (result.answer) {
+      ++hits;
+      BOOST_TEST_REQUIRE(result.answer->substr(0, result.answer->find('/')) == std::to_string(s));
+    }
+    cache.insert(scopes[s], questions[q], answer_of(s, q));
+  }
+  for (std::size_t s = 0; s < scopes.size(); ++s)
+    for (std::size_t q = 0; q < questions.size(); ++q) {
+      const auto result = cache.lookup(scopes[s], questions[q]);
+      BOOST_TEST_REQUIRE((result.outcome == lookup_outcome::hit));
+      BOOST_TEST(*result.answer == answer_of(s, q));
+    }
+  BOOST_TEST_MESSAGE("hits before insertion (within scope only): " << hits);
+}
+
+BOOST_AUTO_TEST_CASE(a_follow_up_hits_only_within_its_own_conversation) {
+  const std::filesystem::path path = LLMGATE_SHARED_DATA_DIR "/multiturn/contextual_queries.json";
+  if (!std::filesystem::exists(path)) {
+    BOOST_TEST_MESSAGE("skipped: " << path << " is absent (evaluation data lives in ../shared/data)");
+    return;
+  }
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto conversations = boost::json::parse(text).as_array();
+  auto cache = make_cache(0.7f);
+  const cache_scope scope;
+  std::size_t checked = 0;
+  for (std::size_t c = 0; c < conversations.size(); ++c) {
+    const auto& conversation = conversations[c].as_object();
+    const std::vector<chat_message> turns = {
+        {"user", std::string(conversation.at("Main Query").as_string())},
+        {"assistant", std::string(conversation.at("Main Query Response").as_string())},
+        {"user", std::string(conversation.at("Follow-Up Query").as_string())}};
+    // The follow-up of this conversation must never be answered with
+    // another conversation's follow-up answer.
+    const auto before = cache.lookup(scope, turns);
+    if (before.answer) BOOST_TEST(before.answer->rfind("conversation " + std::to_string(c) + ":", 0) == 0u);
+    cache.insert(scope, std::span(turns).first(1), "conversation " + std::to_string(c) + ": main");
+    cache.insert(scope, turns, "conversation " + std::to_string(c) + ": follow-up");
+    const auto after = cache.lookup(scope, turns);
+    BOOST_TEST_REQUIRE((after.outcome == lookup_outcome::hit));
+    BOOST_TEST(*after.answer == "conversation " + std::to_string(c) + ": follow-up");
+    ++checked;
+  }
+  BOOST_TEST(checked == conversations.size());
+}
+
+BOOST_AUTO_TEST_CASE(the_guard_vetoes_a_hit_with_other_numbers_and_counts_it) {
+  auto guarded = make_cache(0.3f);
+  auto unguarded = make_cache<no_guard>(0.3f);
+  const cache_scope scope;
+  guarded.insert(scope, "How many minutes are in 2 hours?", "120");
+  unguarded.insert(scope, "How many minutes are in 2 hours?", "120");
+  const auto vetoed = guarded.lookup(scope, "How many minutes are in 3 hours?");
+  BOOST_TEST((vetoed.outcome == lookup_outcome::miss));
+  BOOST_TEST(vetoed.vetoes == 1u);
+  BOOST_TEST(guarded.statistics().vetoes == 1u);
+  BOOST_TEST((unguarded.lookup(scope, "How many minutes are in 3 hours?").outcome == lookup_outcome::hit));
+}
+
+BOOST_AUTO_TEST_CASE(an_entry_reported_wrong_stops_serving_that_neighbourhood) {
+  auto cache = make_cache(0.6f);
+  const cache_scope scope;
+  cache.insert(scope, "What is the best laptop for students?", "Laptop A");
+  const auto first = cache.lookup(scope, "Which laptop is best for a student?");
+  BOOST_TEST_REQUIRE((first.outcome == lookup_outcome::hit));
+  cache.feedback(first, false);
+  BOOST_TEST((cache.lookup(scope, "Which laptop is best for a student?").outcome == lookup_outcome::miss));
+  // Closer requests than the one reported are still served.
+  BOOST_TEST((cache.lookup(scope, "What is the best laptop for students?").outcome == lookup_outcome::hit));
+  BOOST_TEST(cache.statistics().wrong_reports == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_full_cache_evicts_the_least_recently_used_entry) {
+  auto cache = make_cache(0.9f, 3);
+  const cache_scope scope;
+  cache.insert(scope, "alpha question about rivers", "a");
+  cache.insert(scope, "beta question about mountains", "b");
+  cache.insert(scope, "gamma question about deserts", "c");
+  BOOST_TEST((cache.lookup(scope, "alpha question about rivers").outcome == lookup_outcome::hit));  // alpha is now recent
+  cache.insert(scope, "delta question about oceans", "d");  // evicts beta
+  BOOST_TEST(cache.size() == 3u);
+  BOOST_TEST((cache.lookup(scope, "beta question about mountains").outcome == lookup_outcome::miss));
+  BOOST_TEST((cache.lookup(scope, "alpha question about rivers").outcome == lookup_outcome::hit));
+  BOOST_TEST((cache.lookup(scope, "delta question about oceans").outcome == lookup_outcome::hit));
+  BOOST_TEST(cache.statistics().evictions == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(statistics_count_lookups_and_what_hits_saved) {
+  auto cache = make_cache(0.9f);
+  const cache_scope scope;
+  cache.insert(scope, "Explain photosynthesis", "Plants turn light into sugar.",
+               {.prompt_tokens = 10, .completion_tokens = 30, .usd = 0.002});
+  for (int i = 0; i < 3; ++i) cache.lookup(scope, "Explain photosynthesis");
+  cache.lookup(scope, "Something else entirely");
+  const auto s = cache.statistics();
+  BOOST_TEST(s.lookups == 4u);
+  BOOST_TEST(s.hits == 3u);
+  BOOST_TEST(s.misses == 1u);
+  BOOST_TEST(s.tokens_saved == 120u);
+  BOOST_TEST(s.usd_saved == 0.006, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(s.lookup_p99.count() > 0);
+}
+
+BOOST_AUTO_TEST_CASE(the_adaptive_threshold_comes_down_where_feedback_says_hits_are_right) {
+  adaptive_threshold policy({.error_bound = 0.05f, .start_threshold = 0.99f, .min_feedback = 30});
+  const hash128 scope{};
+  BOOST_TEST((policy.decide(scope, 1, 0.93f) != threshold_decision::hit));
+  // Neighbours at 0.92 and above were right, from 0.80 to 0.85 wrong: the
+  // threshold comes down to where the wrong ones would push the error rate
+  // of all hits above 5%.
+  for (int i = 0; i < 200; ++i) policy.record(scope, 100 + i, 0.92f + 0.0003f * i, true);
+  for (int i = 0; i < 100; ++i) policy.record(scope, 400 + i, 0.80f + 0.0005f * i, false);
+  BOOST_TEST(policy.threshold() <= 0.921f);
+  BOOST_TEST(policy.threshold() >= 0.845f);
+  BOOST_TEST((policy.decide(scope, 1, 0.93f) == threshold_decision::hit));
+  BOOST_TEST((policy.decide(scope, 1, 0.82f) != threshold_decision::hit));
+}
+
+BOOST_AUTO_TEST_CASE(an_entry_verified_right_serves_down_to_that_similarity) {
+  adaptive_threshold policy({.start_threshold = 0.99f, .min_feedback = 30});
+  const hash128 scope{};
+  policy.record(scope, 7, 0.90f, true);  // too little feedback to move the global threshold
+  BOOST_TEST(policy.threshold() == 0.99f);
+  BOOST_TEST((policy.decide(scope, 7, 0.905f) == threshold_decision::hit));
+  BOOST_TEST((policy.decide(scope, 8, 0.905f) != threshold_decision::hit));
+  policy.forget(7);  // the handle may now name another entry
+  BOOST_TEST((policy.decide(scope, 7, 0.905f) != threshold_decision::hit));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -45,9 +45,11 @@ struct vector_set {
 /// with `mean`, the columns of U and the centres random unit vectors, g and
 /// e standard normal (e scaled to unit expected length), c uniform over the
 /// clusters. The squared weights are the shares of each part in the
-/// expected squared length; they are tuned so that at 100,000 vectors a
-/// query's closest neighbour has a cosine near 0.8 and a random pair near
-/// 0.04 (the benchmark prints the values it measures).
+/// expected squared length; they are tuned so that among 100,000 vectors
+/// of 384 dimensions a query's closest neighbour has a cosine near 0.8 and a
+/// random pair near 0.04 (fewer vectors give a lower top-1; the benchmark
+/// prints what it measures). The same seed gives the same vectors with the
+/// same standard library (std::normal_distribution's algorithm is its own).
 class clustered_generator {
  public:
   static constexpr std::size_t clusters = 1000;

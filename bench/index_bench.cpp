@@ -15,27 +15,33 @@
 //
 // Measured: recall@10 against the exact top 10 of flat_index; queries per
 // second on one thread (best of 3 passes over the queries) for each ef of a
-// sweep; build time; heap bytes each index holds (glibc mallinfo2 before and
-// after building, which counts both libraries the same way). For each
-// recall target the first ef at which each library reaches it is compared.
+// sweep; build time; heap bytes each index holds (glibc mallinfo2 around
+// each step of its build, which counts both libraries the same way). For
+// each recall target the first ef at which each library reaches it is
+// compared. The two libraries take turns throughout (chunks of adds while
+// building, passes while searching), so that other processes on a shared
+// machine slow both alike; compare the ratios rather than absolute numbers.
 
 #include <malloc.h>  // mallinfo2 (glibc)
 
-#include <algorithm>   // std::ranges::count, std::min
-#include <cstddef>     // std::size_t
-#include <cstdio>      // std::printf
-#include <cstdlib>     // std::strtoull
-#include <span>        // std::span
-#include <exception>   // std::exception
-#include <iostream>    // std::cout
-#include <limits>      // std::numeric_limits
-#include <memory>      // std::unique_ptr
-#include <optional>    // std::optional
-#include <random>      // std::mt19937_64
-#include <string>      // std::string
-#include <string_view> // std::string_view
-#include <tuple>       // std::tuple
-#include <vector>      // std::vector
+#include <algorithm>    // std::count, std::min, std::max
+#include <cstddef>      // std::size_t, std::ptrdiff_t
+#include <cstdint>      // std::int64_t, std::uint64_t
+#include <cstdio>       // std::printf
+#include <cstdlib>      // std::strtoull
+#include <exception>    // std::exception
+#include <iostream>     // std::cout, std::cerr
+#include <limits>       // std::numeric_limits
+#include <memory>       // std::unique_ptr
+#include <optional>     // std::optional
+#include <random>       // std::mt19937_64
+#include <span>         // std::span
+#include <stdexcept>    // std::runtime_error
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <tuple>        // std::tuple
+#include <utility>      // std::move
+#include <vector>       // std::vector
 
 #include <hnswlib/hnswlib.h>  // hnswlib::HierarchicalNSW, hnswlib::InnerProductSpace
 
@@ -64,13 +70,15 @@ struct options {
   std::size_t n = 100'000;
   std::size_t dim = 384;
   std::string data;
+  std::string storage = "float32";  // how llmgate's HNSW stores vectors: float32 or float16
 };
 
 const char* const usage =
-    "usage: llmgate_bench_index [--n N] [--dim D] [--data PREFIX]\n"
+    "usage: llmgate_bench_index [--n N] [--dim D] [--data PREFIX] [--storage float32|float16]\n"
     "  --n N          base vectors (default 100000)\n"
     "  --dim D        dimensions of the synthetic data (default 384)\n"
-    "  --data PREFIX  read PREFIX{,_base}.{fvecs,fbin} and PREFIX_query.{fvecs,fbin}\n";
+    "  --data PREFIX  read PREFIX{,_base}.{fvecs,fbin} and PREFIX_query.{fvecs,fbin}\n"
+    "  --storage S    llmgate HNSW's vector storage: float32 (default, exact) or float16\n";
 
 std::optional<options> parse(int argc, char** argv) {
   options o;
@@ -81,9 +89,10 @@ std::optional<options> parse(int argc, char** argv) {
     if (flag == "--n") o.n = std::strtoull(value, nullptr, 10);
     else if (flag == "--dim") o.dim = std::strtoull(value, nullptr, 10);
     else if (flag == "--data") o.data = value;
+    else if (flag == "--storage") o.storage = value;
     else return std::nullopt;
   }
-  if (o.n == 0 || o.dim == 0) return std::nullopt;
+  if (o.n == 0 || o.dim == 0 || (o.storage != "float32" && o.storage != "float16")) return std::nullopt;
   return o;
 }
 
@@ -95,10 +104,10 @@ struct dataset {
 dataset load(const options& o) {
   if (o.data.empty()) {
     clustered_generator generator(o.dim, seed);
-    dataset d{"synthetic clustered (" + std::to_string(clustered_generator::clusters) +
-                  " clusters, seed " + std::to_string(seed) + ")",
-              generator.draw(o.n), generator.draw(query_count)};
-    return d;
+    auto base = generator.draw(o.n);  // drawn first: the queries continue the stream
+    return {"synthetic clustered (" + std::to_string(clustered_generator::clusters) +
+                " clusters, seed " + std::to_string(seed) + ")",
+            std::move(base), generator.draw(query_count)};
   }
   const auto base_file = find_file(o.data, {".fvecs", ".fbin", "_base.fvecs", "_base.fbin"});
   if (base_file.empty()) throw std::runtime_error("no base vectors at " + o.data + "{,_base}.{fvecs,fbin}");
@@ -123,35 +132,23 @@ dataset load(const options& o) {
 }
 
 // Heap bytes in use: small blocks plus mmapped large ones.
-std::size_t heap_bytes() {
+std::int64_t heap_bytes() {
   const auto info = mallinfo2();
-  return info.uordblks + info.hblkhd;
+  return static_cast<std::int64_t>(info.uordblks + info.hblkhd);
 }
 
+// What building an index cost: seconds, and heap bytes it holds afterwards.
 struct build_cost {
   double seconds = 0;
-  std::size_t bytes = 0;
+  std::int64_t bytes = 0;
 };
 
-// Builds an index with `make`, then `add(i)` for every base vector, timing
-// it and counting the heap it keeps; reports progress every few seconds.
-template <class Make, class Add>
-auto build(const char* name, std::size_t n, build_cost& cost, Make make, Add add) {
-  const std::size_t heap_before = heap_bytes();
-  const auto start = steady::now();
-  auto last_report = start;
-  auto index = make();
-  for (std::size_t i = 0; i < n; ++i) {
-    add(*index, i);
-    if ((i + 1) % 1000 == 0 && seconds_since(last_report) > 5) {
-      last_report = steady::now();
-      progress("%s: added %zu/%zu (%.0f s)", name, i + 1, n, seconds_since(start));
-    }
-  }
-  cost.seconds = seconds_since(start);
-  cost.bytes = heap_bytes() - heap_before;
-  progress("%s: built in %.1f s", name, cost.seconds);
-  return index;
+// Runs `work`, charging its time and its growth of the heap to `cost`.
+template <class Work>
+void charge(build_cost& cost, Work work) {
+  const std::int64_t heap_before = heap_bytes();
+  cost.seconds += time_once(work);
+  cost.bytes += heap_bytes() - heap_before;
 }
 
 // Seconds for one pass of every query through `search(query, out)`, which
@@ -184,37 +181,34 @@ std::optional<sweep_point> first_reaching(const std::vector<sweep_point>& sweep,
   return std::nullopt;
 }
 
+// A member of a point that may be absent, absent with it.
+std::optional<double> field(const std::optional<sweep_point>& point, double sweep_point::*member) {
+  return point ? std::optional((*point).*member) : std::nullopt;
+}
+
 std::optional<double> ratio(std::optional<double> a, std::optional<double> b) {
   if (!a || !b || *b == 0) return std::nullopt;
   return *a / *b;
 }
 
-double mebibytes(std::size_t bytes) { return bytes / 1048576.0; }
+double mebibytes(double bytes) { return bytes / 1048576.0; }
 
 }  // namespace
 
-int main(int argc, char** argv) try {
-  const auto parsed = parse(argc, argv);
-  if (!parsed) {
-    std::cerr << usage;
-    return 2;
-  }
-  progress("index: preparing data");
-  const dataset data = load(*parsed);
+// The whole comparison, with llmgate's HNSW storing vectors as Element.
+template <class Element>
+void compare(const dataset& data, const std::string& storage) {
   const std::size_t n = data.base.size(), dim = data.base.dim;
 
   // Ground truth, and the exact scan's speed as the baseline row.
   build_cost flat_cost;
-  const auto flat = build(
-      "flat_index", n, flat_cost,
-      [&] {
-        auto index = std::make_unique<llmgate::flat_index<>>(dim);
-        index->reserve(n);
-        return index;
-      },
-      [&](auto& index, std::size_t i) {
-        if (index.add(i, data.base.row(i))) throw std::runtime_error("flat_index: add failed");
-      });
+  std::unique_ptr<llmgate::flat_index<>> flat;
+  charge(flat_cost, [&] {
+    flat = std::make_unique<llmgate::flat_index<>>(dim);
+    flat->reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+      if (flat->add(i, data.base.row(i))) throw std::runtime_error("flat_index: add failed");
+  });
   progress("flat_index: exact top %zu of %zu queries (one pass)", k, data.queries.size());
   std::vector<vector_id> truth(data.queries.size() * k);
   double top1 = 0, top10 = 0;
@@ -233,24 +227,40 @@ int main(int argc, char** argv) try {
   for (int i = 0; i < pair_samples; ++i)
     random_pair += llmgate::simd::dot(data.base.row(pairs() % n).data(), data.base.row(pairs() % n).data(), dim);
 
+  // The two HNSW builds take turns, a chunk of adds each, so that a
+  // disturbance on a shared machine slows both alike; every chunk's time
+  // and heap growth are charged to the index that ran it.
   build_cost llmgate_cost, hnswlib_cost;
-  const auto ours = build(
-      "llmgate hnsw", n, llmgate_cost,
-      [&] {
-        const llmgate::hnsw_parameters parameters{
-            .m = m, .ef_construction = ef_construction, .ef_search = 64, .seed = seed};
-        auto index = std::make_unique<llmgate::hnsw_index<llmgate::cosine_metric>>(dim, parameters);
-        index->reserve(n);
-        return index;
-      },
-      [&](auto& index, std::size_t i) {
-        if (index.add(i, data.base.row(i))) throw std::runtime_error("hnsw_index: add failed");
-      });
+  using llmgate_hnsw = llmgate::hnsw_index<llmgate::cosine_metric, Element>;
+  std::unique_ptr<llmgate_hnsw> ours;
+  std::unique_ptr<hnswlib::HierarchicalNSW<float>> peer;
   hnswlib::InnerProductSpace space(dim);
-  const auto peer = build(
-      "hnswlib", n, hnswlib_cost,
-      [&] { return std::make_unique<hnswlib::HierarchicalNSW<float>>(&space, n, m, ef_construction, seed); },
-      [&](auto& index, std::size_t i) { index.addPoint(data.base.row(i).data(), i); });
+  charge(llmgate_cost, [&] {
+    const llmgate::hnsw_parameters parameters{
+        .m = m, .ef_construction = ef_construction, .ef_search = 64, .seed = seed};
+    ours = std::make_unique<llmgate_hnsw>(dim, parameters);
+    ours->reserve(n);
+  });
+  charge(hnswlib_cost, [&] {
+    peer = std::make_unique<hnswlib::HierarchicalNSW<float>>(&space, n, m, ef_construction, seed);
+  });
+  constexpr std::size_t chunk = 1000;
+  auto last_report = steady::now();
+  for (std::size_t first = 0; first < n; first += chunk) {
+    const std::size_t end = std::min(n, first + chunk);
+    charge(llmgate_cost, [&] {
+      for (std::size_t i = first; i < end; ++i)
+        if (ours->add(i, data.base.row(i))) throw std::runtime_error("hnsw_index: add failed");
+    });
+    charge(hnswlib_cost, [&] {
+      for (std::size_t i = first; i < end; ++i) peer->addPoint(data.base.row(i).data(), i);
+    });
+    if (seconds_since(last_report) > 5 || end == n) {
+      last_report = steady::now();
+      progress("building: %zu/%zu added; llmgate %.1f s, hnswlib %.1f s so far", end, n,
+               llmgate_cost.seconds, hnswlib_cost.seconds);
+    }
+  }
 
   // The sweep. At each ef the passes of the two libraries alternate, so
   // that a disturbance on the machine hits both; each keeps its best pass.
@@ -288,8 +298,9 @@ int main(int argc, char** argv) try {
   }
 
   // Tables for people.
-  std::printf("llmgate index: %zu x %zu, %zu queries, k=%zu, M=%zu, ef_construction=%zu, one thread, simd %s\n",
-              n, dim, data.queries.size(), k, m, ef_construction, llmgate::simd::arch_name());
+  std::printf("llmgate index: %zu x %zu, %zu queries, k=%zu, M=%zu, ef_construction=%zu, one thread, simd %s, "
+              "llmgate storage %s\n", n, dim, data.queries.size(), k, m, ef_construction,
+              llmgate::simd::arch_name(), storage.c_str());
   std::printf("data: %s\n", data.description.c_str());
   std::printf("mean cosine: query to its nearest %.3f, to its 10th nearest %.3f; random pair %.3f\n\n",
               top1 / data.queries.size(), top10 / data.queries.size(), random_pair / pair_samples);
@@ -336,30 +347,45 @@ int main(int argc, char** argv) try {
   for (const double target : recall_targets) {
     const auto a = first_reaching(llmgate_sweep, target);
     const auto b = first_reaching(hnswlib_sweep, target);
-    const auto qps = a ? std::optional(a->qps) : std::nullopt;
-    const auto peer_qps = b ? std::optional(b->qps) : std::nullopt;
+    const auto qps = field(a, &sweep_point::qps), peer_qps = field(b, &sweep_point::qps);
     targets.add_row({number(target), a ? std::to_string(a->ef) : "not reached",
-                     number(a ? std::optional(a->recall) : std::nullopt), number(qps, 5),
+                     number(field(a, &sweep_point::recall)), number(qps, 5),
                      b ? std::to_string(b->ef) : "not reached",
-                     number(b ? std::optional(b->recall) : std::nullopt), number(peer_qps, 5),
+                     number(field(b, &sweep_point::recall)), number(peer_qps, 5),
                      number(ratio(qps, peer_qps))});
     lines.push_back(json_line()
                         .add("bench", "hnsw_vs_hnswlib")
                         .add("dim", dim)
                         .add("n", n)
                         .add("recall_target", target)
-                        .add("recall", a ? std::optional(a->recall) : std::nullopt)
+                        .add("recall", field(a, &sweep_point::recall))
                         .add("qps", qps)
                         .add("hnswlib_qps", peer_qps)
                         .add("qps_ratio", ratio(qps, peer_qps))
                         .add("build_ratio", build_ratio)
-                        .add("memory_ratio", memory_ratio));
+                        .add("memory_ratio", memory_ratio)
+                        .add("storage", storage));
   }
   std::printf("\nfirst ef reaching each recall target\n");
   targets.print(std::cout);
   std::printf("\nbuild_ratio %.3f (target <= 0.8), memory_ratio %.3f (target <= 1.0), "
               "qps_ratio target >= 1.5\n\n", build_ratio, memory_ratio);
   publish("index", csv, lines);
+}
+
+int main(int argc, char** argv) try {
+  const auto parsed = parse(argc, argv);
+  if (!parsed) {
+    std::cerr << usage;
+    return 2;
+  }
+  progress("index: preparing data");
+  const dataset data = load(*parsed);
+  if (parsed->storage == "float16")
+    compare<llmgate::simd::float16>(data, parsed->storage);
+  else
+    compare<float>(data, parsed->storage);
+  return 0;
 } catch (const std::exception& e) {
   std::cerr << "llmgate_bench_index: " << e.what() << '\n';
   return 1;

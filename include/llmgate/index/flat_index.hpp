@@ -8,6 +8,7 @@
 #include <cstdint>       // std::uint32_t, std::uint64_t
 #include <filesystem>    // std::filesystem::path
 #include <mutex>         // std::unique_lock
+#include <optional>      // std::optional (load_from)
 #include <shared_mutex>  // std::shared_lock
 #include <span>          // std::span
 #include <string>        // std::string
@@ -111,7 +112,18 @@ class flat_index {
 
   /// Writes the index to `path` atomically (new file, fsync, rename).
   [[nodiscard]] std::error_code save(const std::filesystem::path& path) const {
-    store::snapshot_writer out(file_kind, file_version);
+    return store::save_file(*this, path, file_kind, file_version);
+  }
+
+  /// Reads an index saved by save(). Throws llmgate::error naming the file
+  /// and the cause when it is missing, truncated, corrupt, from a newer
+  /// version, or holds another metric.
+  static flat_index load(const std::filesystem::path& path) {
+    return store::load_file<flat_index>(path, file_kind, file_version, "flat_index");
+  }
+
+  /// Appends the index to a snapshot (e.g. a cache's, which holds several).
+  void save_to(store::snapshot_writer& out) const {
     std::shared_lock lock(mutex_);
     const auto& s = state_;
     out.write_string(M::name);
@@ -122,33 +134,32 @@ class flat_index {
       out.write(s.ids[slot]);
       out.write_array(std::span<const float>(s.rows.data() + slot * dimension_, dimension_));
     }
-    return out.commit(path);
   }
 
-  /// Reads an index saved by save(). Throws llmgate::error naming the file
-  /// and the cause when it is missing, truncated, corrupt, from a newer
-  /// version, or holds another metric.
-  static flat_index load(const std::filesystem::path& path) {
-    std::error_code ec;
-    store::snapshot_reader in(path, file_kind, file_version, ec);
-    const auto fail = [&](std::error_code code) {
-      return error(code, "loading flat_index from '" + path.string() + "'");
-    };
-    if (ec) throw fail(ec);
-    if (in.read_string() != M::name) throw fail(make_error_code(errc::wrong_kind_of_file));
+  /// Reads what save_to() appended; sets `ec` and returns nothing when the
+  /// content cannot be this index. The caller still checks in.finish().
+  static std::optional<flat_index> load_from(store::snapshot_reader& in, std::error_code& ec) {
+    if (in.read_string() != M::name) {
+      ec = make_error_code(errc::wrong_kind_of_file);
+      return std::nullopt;
+    }
     const auto dimension = in.read<std::uint64_t>();
     const auto count = in.read<std::uint64_t>();
-    if (dimension == 0 || count * (8 + dimension * sizeof(float)) > in.remaining())
-      throw fail(make_error_code(errc::corrupt_file));
-    flat_index index(dimension);
-    index.reserve(count);
+    if (dimension == 0 || count * (8 + dimension * sizeof(float)) > in.remaining()) {
+      ec = make_error_code(errc::corrupt_file);
+      return std::nullopt;
+    }
+    std::optional<flat_index> index(std::in_place, dimension);
+    index->reserve(count);
     std::vector<float> row(dimension);
     for (std::uint64_t i = 0; i < count; ++i) {
       const auto id = in.read<vector_id>();
       in.read_array(std::span<float>(row));
-      if (index.insert(id, row, false)) in.mark_corrupt();  // a duplicate id
+      if (index->insert(id, row, false)) {  // a duplicate id
+        ec = make_error_code(errc::corrupt_file);
+        return std::nullopt;
+      }
     }
-    if (const auto finished = in.finish()) throw fail(finished);
     return index;
   }
 

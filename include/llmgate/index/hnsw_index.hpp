@@ -33,6 +33,7 @@
 #include <limits>        // std::numeric_limits
 #include <memory>        // std::unique_ptr
 #include <mutex>         // std::mutex, std::unique_lock, std::lock_guard
+#include <optional>      // std::optional (load_from)
 #include <random>        // std::mt19937_64
 #include <shared_mutex>  // std::shared_lock
 #include <span>          // std::span
@@ -219,7 +220,19 @@ class hnsw_index {
 
   /// Writes the index to `path` atomically (new file, fsync, rename).
   [[nodiscard]] std::error_code save(const std::filesystem::path& path) const {
-    store::snapshot_writer out(file_kind, file_version);
+    return store::save_file(*this, path, file_kind, file_version);
+  }
+
+  /// Reads an index saved by save(); the loaded index answers every query
+  /// exactly as the saved one did. Throws llmgate::error naming the file and
+  /// the cause when it is missing, truncated, corrupt, from a newer version
+  /// or holds another metric or element type.
+  static hnsw_index load(const std::filesystem::path& path) {
+    return store::load_file<hnsw_index>(path, file_kind, file_version, "hnsw_index");
+  }
+
+  /// Appends the index to a snapshot (e.g. a cache's, which holds several).
+  void save_to(store::snapshot_writer& out) const {
     std::shared_lock lock(mutex_);
     const auto& s = state_;
     std::stringstream generator;
@@ -243,19 +256,16 @@ class hnsw_index {
     out.write_array(std::span<const slot_index>(s.upper_links));
     out.write(std::uint64_t{s.free_slots.size()});
     out.write_array(std::span<const slot_index>(s.free_slots));
-    return out.commit(path);
   }
 
-  /// Reads an index saved by save(); the loaded index answers every query
-  /// exactly as the saved one did. Throws llmgate::error naming the file and
-  /// the cause when it is missing, truncated, corrupt, from a newer version
-  /// or holds another metric.
-  static hnsw_index load(const std::filesystem::path& path) {
-    std::error_code ec;
-    store::snapshot_reader in(path, file_kind, file_version, ec);
-    if (!ec && (in.read_string() != M::name || in.read_string() != element_name))
+  /// Reads what save_to() appended. Sets `ec` (wrong_kind_of_file,
+  /// corrupt_file) and returns nothing when the content cannot be this
+  /// index; the caller still checks in.finish() for the rest of the file.
+  static std::optional<hnsw_index> load_from(store::snapshot_reader& in, std::error_code& ec) {
+    if (in.read_string() != M::name || in.read_string() != element_name) {
       ec = make_error_code(errc::wrong_kind_of_file);
-    if (ec) throw error(ec, "loading hnsw_index from '" + path.string() + "'");
+      return std::nullopt;
+    }
 
     const auto dimension = in.read<std::uint64_t>();
     hnsw_parameters parameters;
@@ -268,10 +278,13 @@ class hnsw_index {
     // Refuse sizes the file cannot hold before allocating anything for them.
     const std::uint64_t per_element = 8 + 1 + 1 + 4 + dimension * sizeof(Element) + 2 * parameters.m * 4;
     if (dimension == 0 || parameters.m < 2 || parameters.m > 4096 ||
-        count > std::numeric_limits<slot_index>::max() || count * per_element > in.remaining())
-      throw error(errc::corrupt_file, "loading hnsw_index from '" + path.string() + "'");
+        count > std::numeric_limits<slot_index>::max() || count * per_element > in.remaining()) {
+      ec = make_error_code(errc::corrupt_file);
+      return std::nullopt;
+    }
 
-    hnsw_index index(dimension, parameters);
+    std::optional<hnsw_index> loaded(std::in_place, dimension, parameters);
+    hnsw_index& index = *loaded;
     auto& s = index.state_;
     std::stringstream(generator) >> s.level_generator;
     s.entry = in.read<slot_index>();
@@ -292,10 +305,11 @@ class hnsw_index {
     in.read_array(std::span<slot_index>(s.upper_links));
     s.free_slots.resize(std::min<std::uint64_t>(in.read<std::uint64_t>(), in.remaining() / 4));
     in.read_array(std::span<slot_index>(s.free_slots));
-    if (!index.rebuild_and_check_graph()) in.mark_corrupt();
-    if (const auto finished = in.finish())
-      throw error(finished, "loading hnsw_index from '" + path.string() + "'");
-    return index;
+    if (!index.rebuild_and_check_graph()) {
+      ec = make_error_code(errc::corrupt_file);
+      return std::nullopt;
+    }
+    return loaded;
   }
 
  private:

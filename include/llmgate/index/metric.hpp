@@ -26,11 +26,10 @@ concept Metric = requires(const float* a, const float* b, float* out, std::size_
   { M::similarity(d) } -> std::same_as<float>;
 };
 
-/// Cosine similarity. Vectors are normalised when added and when searched,
-/// so the distance is 1 - dot product, in [0, 2]; similarity is the cosine.
-struct cosine_metric {
-  static constexpr std::string_view name = "cosine";
-  static constexpr bool normalizes_inputs = true;
+namespace detail {
+
+// Distance 1 - dot product, shared by the cosine and inner-product metrics.
+struct one_minus_dot {
   static float distance(const float* a, const float* b, std::size_t dim) noexcept {
     return 1.0f - simd::dot(a, b, dim);
   }
@@ -45,22 +44,20 @@ struct cosine_metric {
   static float similarity(float distance) noexcept { return 1.0f - distance; }
 };
 
+}  // namespace detail
+
+/// Cosine similarity. Vectors are normalised when added and when searched,
+/// so the distance is 1 - dot product, in [0, 2]; similarity is the cosine.
+struct cosine_metric : detail::one_minus_dot {
+  static constexpr std::string_view name = "cosine";
+  static constexpr bool normalizes_inputs = true;
+};
+
 /// Inner product of vectors as given (no normalisation). Distance is
 /// 1 - dot product, as in hnswlib's "ip" space; similarity is the product.
-struct inner_product_metric {
+struct inner_product_metric : detail::one_minus_dot {
   static constexpr std::string_view name = "inner_product";
   static constexpr bool normalizes_inputs = false;
-  static float distance(const float* a, const float* b, std::size_t dim) noexcept {
-    return 1.0f - simd::dot(a, b, dim);
-  }
-  static float distance(const float* a, const simd::float16* b, std::size_t dim) noexcept {
-    return 1.0f - simd::dot(a, b, dim);
-  }
-  static void distance_batch(const float* query, const float* rows, std::size_t count,
-                             std::size_t dim, float* out) noexcept {
-    cosine_metric::distance_batch(query, rows, count, dim, out);
-  }
-  static float similarity(float distance) noexcept { return 1.0f - distance; }
 };
 
 /// Squared Euclidean distance; similarity is its negation, so that larger

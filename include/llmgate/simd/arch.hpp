@@ -18,6 +18,22 @@
 
 #include "llmgate/version.hpp"
 
+// GCC 12 gives two false warnings on the kernels once they are inlined:
+// that register loads read past the end of a short vector whose length it
+// knows (the loop guards never let them run), and that AVX-512 intrinsics
+// use an "uninitialized" register (their deliberately undefined lanes).
+// The kernel headers turn just these two off around their code.
+#if defined(__GNUC__) && !defined(__clang__)
+#define LLMGATE_SIMD_WARNINGS_OFF                                 \
+  _Pragma("GCC diagnostic push")                                  \
+  _Pragma("GCC diagnostic ignored \"-Warray-bounds\"")            \
+  _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define LLMGATE_SIMD_WARNINGS_ON _Pragma("GCC diagnostic pop")
+#else
+#define LLMGATE_SIMD_WARNINGS_OFF
+#define LLMGATE_SIMD_WARNINGS_ON
+#endif
+
 namespace llmgate::inline v0::simd {
 
 /// The instruction set of this translation unit's kernels.

@@ -18,13 +18,7 @@
 #include <immintrin.h>  // _mm512_cvtph_ps, _mm256_cvtph_ps, _mm_cvtph_ps
 #endif
 
-// GCC 12 warns that the register loads read past the end of a short
-// vector whose length it knows after inlining, although the loop guards
-// never let them run (a false -Warray-bounds positive).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Warray-bounds"
-#endif
+LLMGATE_SIMD_WARNINGS_OFF
 
 namespace llmgate::inline v0::simd {
 
@@ -127,6 +121,4 @@ inline float squared_l2(const float* a, const float16* b, std::size_t n) noexcep
 
 }  // namespace llmgate::inline v0::simd
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+LLMGATE_SIMD_WARNINGS_ON

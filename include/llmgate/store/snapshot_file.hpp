@@ -264,4 +264,30 @@ class snapshot_reader {
   bool failed_ = false;
 };
 
+/// Saves one structure as a whole file of `kind`: object.save_to(writer),
+/// then the atomic commit.
+template <class T>
+[[nodiscard]] std::error_code save_file(const T& object, const std::filesystem::path& path, kind_tag kind,
+                                        std::uint32_t version) {
+  snapshot_writer out(kind, version);
+  object.save_to(out);
+  return out.commit(path);
+}
+
+/// Loads one structure saved by save_file: T::load_from(reader, ec) must
+/// return a std::optional<T>. Throws llmgate::error naming `what`, the file
+/// and the cause when the file is missing, truncated, corrupt, of another
+/// kind or version, or its content cannot be a T.
+template <class T>
+T load_file(const std::filesystem::path& path, kind_tag kind, std::uint32_t version, std::string_view what) {
+  std::error_code ec;
+  snapshot_reader in(path, kind, version, ec);
+  const auto fail = [&] { return error(ec, "loading " + std::string(what) + " from '" + path.string() + "'"); };
+  if (ec) throw fail();
+  auto object = T::load_from(in, ec);
+  if (!ec) ec = in.finish();
+  if (ec) throw fail();
+  return std::move(*object);
+}
+
 }  // namespace llmgate::inline v0::store

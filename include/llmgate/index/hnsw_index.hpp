@@ -206,7 +206,7 @@ class hnsw_index {
   std::size_t memory_usage() const {
     std::shared_lock lock(mutex_);
     const auto& s = state_;
-    std::size_t bytes = s.vectors.capacity() * sizeof(float) +
+    std::size_t bytes = s.vectors.capacity() * sizeof(Element) +
                         s.links0.capacity() * sizeof(slot_index) +
                         s.upper_links.capacity() * sizeof(slot_index) +
                         s.ids.capacity() * sizeof(vector_id) + s.levels.capacity() +

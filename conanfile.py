@@ -34,6 +34,7 @@ class LlmgateConan(ConanFile):
         self.requires("xsimd/[>=8.1 <14]", transitive_headers=True)
         self.requires("boost/[>=1.81 <2]", transitive_headers=True)
         self.requires("openssl/[>=3 <4]", transitive_headers=True)
+        self.requires("xxhash/[>=0.8.1 <1]", transitive_headers=True)
 
     def package_id(self):
         self.info.clear()

@@ -2,6 +2,7 @@
 // area headers (llmgate/index.hpp, ...) or single headers to compile less.
 #pragma once
 
+#include "llmgate/embed.hpp"
 #include "llmgate/error.hpp"
 #include "llmgate/index.hpp"
 #include "llmgate/simd.hpp"

@@ -11,7 +11,7 @@
 #include <algorithm>    // std::upper_bound
 #include <array>        // std::array
 #include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint8_t
+#include <cstdint>      // std::uint8_t, std::int32_t
 #include <iterator>     // std::prev, std::end
 #include <string>       // std::string
 #include <string_view>  // std::string_view

@@ -30,6 +30,8 @@ SYSTEM_PACKAGES = {
     "xsimd": (["find_package(xtl CONFIG QUIET)", "find_dependency(xsimd CONFIG)"], ["xsimd"]),
     "boost": (["find_dependency(Boost CONFIG COMPONENTS headers)"], ["Boost::headers"]),
     "openssl": (["find_dependency(OpenSSL)"], ["OpenSSL::SSL", "OpenSSL::Crypto"]),
+    # Debian's libxxhash-dev ships only the header and a pkg-config file.
+    "xxhash": (["find_path(LLMGATE_XXHASH_INCLUDE_DIR xxhash.h REQUIRED)"], []),
 }
 
 

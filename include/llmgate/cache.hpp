@@ -1,4 +1,5 @@
-// The cache area: scopes, eviction policies and the exact-match cache.
+// The cache area: scopes, eviction policies, the exact-match cache and the
+// semantic cache with its threshold, guard and key policies.
 #pragma once
 
 #include "llmgate/cache/eviction/cost_aware.hpp"
@@ -7,4 +8,8 @@
 #include "llmgate/cache/eviction/lru.hpp"
 #include "llmgate/cache/eviction/ttl.hpp"
 #include "llmgate/cache/exact_cache.hpp"
+#include "llmgate/cache/guard.hpp"
+#include "llmgate/cache/key_policy.hpp"
 #include "llmgate/cache/scope.hpp"
+#include "llmgate/cache/semantic_cache.hpp"
+#include "llmgate/cache/threshold.hpp"

@@ -2,9 +2,11 @@
 // area headers (llmgate/index.hpp, ...) or single headers to compile less.
 #pragma once
 
+#include "llmgate/cache.hpp"
 #include "llmgate/embed.hpp"
 #include "llmgate/error.hpp"
 #include "llmgate/index.hpp"
 #include "llmgate/simd.hpp"
+#include "llmgate/metrics/latency_histogram.hpp"
 #include "llmgate/store/snapshot_file.hpp"
 #include "llmgate/version.hpp"

@@ -25,10 +25,7 @@
 #include <utility>       // std::move
 #include <vector>        // std::vector
 
-#ifndef XXH_INLINE_ALL
-#define XXH_INLINE_ALL  // xxhash as inline functions: nothing to link
-#endif
-#include <xxhash.h>  // XXH3_128bits_withSeed (Debian libxxhash-dev)
+#include "llmgate/detail/xxhash.hpp"  // XXH3_128bits_withSeed (Debian libxxhash-dev)
 
 #include "llmgate/version.hpp"
 

@@ -61,7 +61,7 @@
 #include <utility>       // std::move
 #include <vector>        // std::vector
 
-#include "llmgate/embed/detail/xxhash.hpp"  // XXH3_64bits_withSeed
+#include "llmgate/detail/xxhash.hpp"  // XXH3_64bits_withSeed
 #include "llmgate/embed/embedder.hpp"
 #include "llmgate/embed/stemmer.hpp"
 #include "llmgate/embed/tokenizer.hpp"

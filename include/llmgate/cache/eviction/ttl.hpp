@@ -19,6 +19,7 @@
 
 #include <chrono>    // std::chrono::steady_clock
 #include <concepts>  // std::copyable, std::same_as
+#include <cstddef>   // std::size_t
 #include <optional>  // std::optional
 #include <utility>   // std::move
 #include <vector>    // std::vector
@@ -43,7 +44,6 @@ enum class ttl_refresh { never, on_hit };
 template <SteadyClock Clock = std::chrono::steady_clock>
 class ttl_eviction {
  public:
-  using clock_type = Clock;
   using duration = typename Clock::duration;
 
   explicit ttl_eviction(duration lifetime, ttl_refresh refresh = ttl_refresh::never,
@@ -83,8 +83,6 @@ class ttl_eviction {
 
   bool is_expired(entry_handle handle) const { return deadline_[handle] <= clock_.now(); }
 
-  duration lifetime() const noexcept { return lifetime_; }
-
  private:
   duration lifetime_;
   ttl_refresh refresh_;
@@ -100,7 +98,6 @@ static_assert(EvictionPolicy<ttl_eviction<>>);
 template <EvictionPolicy Policy, SteadyClock Clock = std::chrono::steady_clock>
 class expiring {
  public:
-  using clock_type = Clock;
   using duration = typename Clock::duration;
 
   explicit expiring(duration lifetime, ttl_refresh refresh = ttl_refresh::never, Clock clock = {},

@@ -49,7 +49,7 @@
 #include <llmgate/embed/hashing_embedder.hpp>
 #include <llmgate/embed/tokenizer.hpp>
 #include <llmgate/simd/kernels.hpp>
-#include <llmgate/embed/detail/xxhash.hpp>  // XXH3_64bits for the baseline
+#include <llmgate/detail/xxhash.hpp>  // XXH3_64bits for the baseline
 
 #include "bench_support.hpp"
 

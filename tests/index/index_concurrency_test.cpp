@@ -14,7 +14,7 @@
 #include "../test_vectors.hpp"
 
 namespace {
-using index_types = boost::mpl::list<llmgate::flat_index<>, llmgate::hnsw_index<>,
+using index_types = boost::mpl::list<llmgate::flat_index<>, llmgate::hnsw_index<llmgate::cosine_metric, float>,
                                      llmgate::hnsw_index<llmgate::cosine_metric, llmgate::simd::float16>>;
 }
 

@@ -17,7 +17,7 @@ using llmgate::vector_id;
 
 namespace {
 
-using index_types = boost::mpl::list<llmgate::flat_index<>, llmgate::hnsw_index<>,
+using index_types = boost::mpl::list<llmgate::flat_index<>, llmgate::hnsw_index<llmgate::cosine_metric, float>,
                                      llmgate::hnsw_index<llmgate::cosine_metric, llmgate::simd::float16>>;
 
 // How close to 1 a vector's similarity to itself must be: float16 storage

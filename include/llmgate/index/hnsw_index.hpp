@@ -11,13 +11,18 @@
 //
 // Memory layout, chosen for the search's inner loop: vectors in one
 // contiguous array (a 64-byte aligned row per element, as the SIMD loads
-// like; float32 by default, or float16 to halve the bytes a search reads,
-// see simd/float16.hpp), level-0 links in another (2*M slots per element, unused slots hold
+// like), level-0 links in another (2*M slots per element, unused slots hold
 // `no_link`, so no separate count is read), links of the upper levels in a
 // pool that only the few elements living there use.
 //
 // Removal marks an element deleted: it still routes searches but is never
 // returned, and the next add reuses its slot, relinking it on its levels.
+//
+// Vectors are stored as float16 by default: a search spends its time
+// reading vectors from memory, and half the bytes gave 1.8x the searches
+// per second of float32 at the same recall (bench/index_bench.cpp), for a
+// similarity error of about 1e-5 on unit vectors (see simd/float16.hpp).
+// hnsw_index<Metric, float> stores them exactly.
 //
 // Concurrency: one writer at a time (add, remove) excludes searches through
 // a shared mutex; any number of searches run together, each with scratch
@@ -63,7 +68,7 @@ struct hnsw_parameters {
   std::uint64_t seed = 100;          ///< the level generator's seed: same seed, same graph
 };
 
-/// The vector formats hnsw_index stores: float (exact) or simd::float16.
+/// The vector formats hnsw_index stores: simd::float16 (default) or float (exact).
 template <class M, class Element>
 concept storable_under = std::same_as<Element, float> ||
     (std::same_as<Element, simd::float16> &&
@@ -71,7 +76,7 @@ concept storable_under = std::same_as<Element, float> ||
        { M::distance(query, row, n) } -> std::same_as<float>;
      });
 
-template <Metric M = cosine_metric, class Element = float>
+template <Metric M = cosine_metric, class Element = simd::float16>
   requires storable_under<M, Element>
 class hnsw_index {
  public:
@@ -705,6 +710,6 @@ class hnsw_index {
   mutable std::vector<std::unique_ptr<search_scratch>> scratch_pool_;
 };
 
-static_assert(VectorIndex<hnsw_index<>> && VectorIndex<hnsw_index<cosine_metric, simd::float16>>);
+static_assert(VectorIndex<hnsw_index<cosine_metric, float>> && VectorIndex<hnsw_index<cosine_metric, simd::float16>>);
 
 }  // namespace llmgate::inline v0

@@ -167,7 +167,7 @@ class adaptive_threshold {
   float learned_threshold() const {
     const double z = options_.confidence_z;
     double right = 0, wrong = 0;
-    float best = std::max(options_.start_threshold, options_.floor);
+    float best = 1.0f + 1.0f / bins;  // where no threshold keeps the bound, serve nothing (explore only)
     for (int bin = bins - 1; bin >= bin_of(options_.floor); --bin) {
       right += right_[bin];
       wrong += wrong_[bin];

@@ -38,7 +38,11 @@ class huge_page_allocator {
   }
 
   void deallocate(T* memory, std::size_t n) noexcept {
+#ifdef __cpp_sized_deallocation  // clang leaves it off unless asked (-fsized-deallocation)
     ::operator delete(memory, rounded(n), std::align_val_t{alignment(n)});
+#else
+    ::operator delete(memory, std::align_val_t{alignment(n)});
+#endif
   }
 
   template <class U>

@@ -1,0 +1,256 @@
+// replay: the reference semantic-cache experiment on public data. Sends a
+// stream of requests, in order, through llmgate's exact tier and semantic
+// cache; each request either hits or is answered by the "LLM" (the
+// dataset's own answer) and stored. Measures, per threshold policy, how
+// many LLM calls the caches avoid, how often a hit is right, and what a
+// lookup costs.
+//
+//   replay [--data FILE] [--price-per-call USD] [--feedback-rate F]
+//          [--thresholds T,T,...] [--limit N] [--out DIR] [--threads N]
+//
+// Runs from the repository root (scripts/run replay does): the default
+// data is the bundled stream examples/data/questions.jsonl; the QQP pairs
+// and the paraphrase pairs are in ../shared/data. Formats: see
+// replay/stream_reader.hpp.
+//
+// Configurations, each a full replay through fresh caches:
+//   - a static threshold per --thresholds value, with the lexical guard and
+//     no feedback: the reference's experiment;
+//   - the adaptive threshold at error bounds 0.01, 0.02, 0.05, 0.10, with
+//     the guard, learning from the feedback on a share --feedback-rate of
+//     its hits and on all of its explores (explores count as misses);
+//   - the best static threshold again without the guard, to measure what
+//     the guard gains. "Best" is the one with the most hits at precision
+//     >= 0.95 (else the most precise), the target criterion.
+// Replays run in parallel, one per thread. Lookup times are the looking-up
+// thread's CPU time (see replay/experiment.hpp), so neither the other
+// replays nor other processes on a shared machine inflate them.
+//
+// Exit status: 0 done; 2 bad options, or a data file missing or unreadable.
+#include <algorithm>     // std::min, std::max
+#include <atomic>        // std::atomic
+#include <chrono>        // std::chrono::steady_clock
+#include <cstdio>        // std::fprintf
+#include <exception>     // std::exception
+#include <filesystem>    // std::filesystem
+#include <functional>    // std::function
+#include <iostream>      // std::cout
+#include <limits>        // std::numeric_limits
+#include <optional>      // std::optional
+#include <span>          // std::span
+#include <string>        // std::string
+#include <system_error>  // std::error_code
+#include <thread>        // std::jthread
+#include <vector>        // std::vector
+
+#include <CLI/CLI.hpp>  // command line (Debian libcli11-dev)
+
+#include "replay/experiment.hpp"
+#include "replay/report.hpp"
+#include "replay/stream_reader.hpp"
+
+namespace {
+
+constexpr double error_bounds[] = {0.01, 0.02, 0.05, 0.10};
+constexpr double target_precision = 0.95;
+
+struct settings {
+  std::string data = "examples/data/questions.jsonl";
+  double price_per_call = 0.002;
+  double feedback_rate = 1.0;
+  std::vector<double> thresholds = {0.99, 0.98, 0.95, 0.90, 0.85, 0.80};
+  std::size_t limit = std::numeric_limits<std::size_t>::max();
+  std::string out = "build/replay-results";
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());  // 11 replays: more cores, sooner done
+};
+
+using job = std::function<replay::replay_result()>;
+
+// Runs the jobs on up to `threads` threads; results in the jobs' order.
+std::vector<replay::replay_result> run_all(const std::vector<job>& jobs, unsigned threads) {
+  std::vector<replay::replay_result> results(jobs.size());
+  std::atomic<std::size_t> next{0};
+  {
+    std::vector<std::jthread> workers;
+    for (unsigned t = 0; t < std::min<std::size_t>(threads, jobs.size()); ++t)
+      workers.emplace_back([&] {
+        for (std::size_t i; (i = next++) < jobs.size();) results[i] = jobs[i]();
+      });
+  }
+  return results;
+}
+
+job static_job(const replay::replay_input& input, double threshold, bool guarded,
+               replay::progress_meter& progress) {
+  return [&input, threshold, guarded, &progress] {
+    const llmgate::static_threshold policy{static_cast<float>(threshold)};
+    auto r = guarded ? replay::replay_once(input, policy, llmgate::lexical_guard(), 0.0, progress)
+                     : replay::replay_once(input, policy, llmgate::no_guard(), 0.0, progress);
+    r.policy = "static";
+    r.guard = guarded ? "lexical" : "none";
+    return r;
+  };
+}
+
+job adaptive_job(const replay::replay_input& input, double bound, double feedback_rate,
+                 replay::progress_meter& progress) {
+  return [&input, bound, feedback_rate, &progress] {
+    llmgate::adaptive_threshold policy({.error_bound = static_cast<float>(bound)});
+    auto r = replay::replay_once(input, std::move(policy), llmgate::lexical_guard(), feedback_rate, progress);
+    r.policy = "adaptive";
+    r.guard = "lexical";
+    r.error_bound = bound;
+    return r;
+  };
+}
+
+// The line with the most hits at precision >= target, if any reaches it.
+const replay::replay_result* best_at_target(std::span<const replay::replay_result> lines) {
+  const replay::replay_result* best = nullptr;
+  for (const auto& r : lines)
+    if (r.precision().value_or(0) >= target_precision && (!best || r.hits() > best->hits())) best = &r;
+  return best;
+}
+
+// best_at_target, else the most precise line.
+const replay::replay_result& best_static(std::span<const replay::replay_result> lines) {
+  if (const auto* best = best_at_target(lines)) return *best;
+  const replay::replay_result* best = &lines.front();
+  for (const auto& r : lines)
+    if (r.precision().value_or(0) > best->precision().value_or(0)) best = &r;
+  return *best;
+}
+
+void print_guard_effect(const replay::replay_result& with, const replay::replay_result& without) {
+  std::printf(
+      "guard at threshold %.2f: lexical guard hit %.1f%%, precision %s; no guard hit %.1f%%, "
+      "precision %s (%zu vetoes)\n",
+      with.threshold, 100 * with.share(with.hits()), replay::detail::fraction_or_dash(with.precision()).c_str(),
+      100 * without.share(without.hits()), replay::detail::fraction_or_dash(without.precision()).c_str(),
+      with.vetoes);
+}
+
+void print_target(std::span<const replay::replay_result> statics,
+                  std::span<const replay::replay_result> adaptives) {
+  const auto* s = best_at_target(statics);
+  const auto* a = best_at_target(adaptives);
+  std::printf(
+      "target (adaptive + guard >= 1.3x the hit rate of the best static threshold, at precision >= %.2f): ",
+      target_precision);
+  if (!a) {
+    std::printf("not met: no adaptive line reaches precision %.2f\n", target_precision);
+    return;
+  }
+  if (!s) {
+    std::printf("no static threshold reaches precision %.2f; adaptive (bound %.2f) hits %.1f%%\n",
+                target_precision, *a->error_bound, 100 * a->share(a->hits()));
+    return;
+  }
+  const double ratio = static_cast<double>(a->hits()) / static_cast<double>(std::max<std::size_t>(s->hits(), 1));
+  std::printf(
+      "%s: adaptive (bound %.2f) hits %.1f%% at precision %.3f, static %.2f hits %.1f%% at precision "
+      "%.3f: %.2fx\n",
+      ratio >= 1.3 ? "met" : "not met", *a->error_bound, 100 * a->share(a->hits()), *a->precision(), s->threshold,
+      100 * s->share(s->hits()), *s->precision(), ratio);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  settings o;
+  CLI::App app{
+      "Replays a request stream through llmgate's exact and semantic caches and reports hit rate, "
+      "precision, recall, lookup latency and money saved per threshold policy."};
+  app.add_option("--data", o.data,
+                 "QQP pairs JSONL, paraphrase JSON list, or {\"scope\",\"text\",\"answer\"} JSONL stream")
+      ->capture_default_str();
+  app.add_option("--price-per-call", o.price_per_call, "USD one LLM call costs")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--feedback-rate", o.feedback_rate,
+                 "share of the adaptive policy's hits whose rightness is reported through feedback()")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--thresholds", o.thresholds, "static thresholds, comma separated")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--limit", o.limit, "replay at most N requests (of a pair file: its first N/2 pairs)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--out", o.out, "folder for the CSV and SVG")->capture_default_str();
+  app.add_option("--threads", o.threads, "replays run at once (each uses one core)")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help is a ParseError too
+  }
+
+  if (!std::filesystem::is_regular_file(o.data)) {
+    std::fprintf(stderr,
+                 "replay: no data file at '%s'. Run from the repository root (scripts/run replay), or pass "
+                 "--data with a QQP pairs file (../shared/data/qqp/pairs.dev.jsonl), the paraphrase file "
+                 "(../shared/data/paraphrase/pairs.json) or a {\"scope\",\"text\",\"answer\"} JSONL stream.\n",
+                 o.data.c_str());
+    return 2;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  replay::replay_stream stream;
+  try {
+    stream = replay::read_stream(o.data, o.limit);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "replay: %s\n", e.what());
+    return 2;
+  }
+  std::fprintf(stderr, "replay: %s, %zu requests, %zu scopes, %zu distinct answers; %zu replays on %u threads\n",
+               stream.format.c_str(), stream.requests.size(), stream.scopes.size(), stream.answers,
+               o.thresholds.size() + std::size(error_bounds) + 1, o.threads);
+
+  const replay::replay_input input(stream);
+  replay::progress_meter progress(stream.requests.size() * (o.thresholds.size() + std::size(error_bounds) + 1));
+  std::vector<job> jobs;
+  for (const double t : o.thresholds) jobs.push_back(static_job(input, t, true, progress));
+  for (const double bound : error_bounds) jobs.push_back(adaptive_job(input, bound, o.feedback_rate, progress));
+  auto results = run_all(jobs, o.threads);
+  const std::span<const replay::replay_result> statics(results.data(), o.thresholds.size());
+  const std::span<const replay::replay_result> adaptives(results.data() + o.thresholds.size(),
+                                                         std::size(error_bounds));
+  const replay::replay_result& guarded = best_static(statics);
+  auto unguarded = run_all({static_job(input, guarded.threshold, false, progress)}, 1).front();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  const std::string name = std::filesystem::path(o.data).filename().string();
+  std::printf(
+      "replay of %s (%s): %zu requests, %zu scopes, %zu distinct answers; $%g per LLM call; "
+      "feedback rate %g; %.1f s on %u threads\n",
+      name.c_str(), stream.format.c_str(), stream.requests.size(), stream.scopes.size(), stream.answers,
+      o.price_per_call, o.feedback_rate, seconds, o.threads);
+  std::vector<replay::replay_result> table = results;
+  table.push_back(unguarded);
+  replay::print_table(std::cout, table, o.price_per_call);
+  print_guard_effect(guarded, unguarded);
+  double longest_insert_us = 0;
+  for (const auto& r : table) longest_insert_us = std::max(longest_insert_us, r.longest_insert_us);
+  std::printf(
+      "lookup times: CPU time of embed + search + guard; longest single insert: %.1f ms (the embedder's "
+      "refresh, re-embedding every stored request)\n",
+      longest_insert_us / 1000);
+  print_target(statics, adaptives);
+
+  std::error_code ec;
+  std::filesystem::create_directories(o.out, ec);
+  const auto base = std::filesystem::path(o.out) / ("replay-" + std::filesystem::path(o.data).stem().string());
+  if (ec) {
+    std::fprintf(stderr, "replay: cannot create '%s': %s\n", o.out.c_str(), ec.message().c_str());
+  } else {
+    const std::string csv = base.string() + ".csv", svg = base.string() + ".svg";
+    if (replay::write_csv(csv, table, o.price_per_call) &&
+        replay::write_svg(svg, "llmgate replay: " + name, statics, adaptives))
+      std::printf("wrote %s and %s\n", csv.c_str(), svg.c_str());
+    else
+      std::fprintf(stderr, "replay: cannot write %s or %s\n", csv.c_str(), svg.c_str());
+  }
+  for (const auto& r : results) std::printf("%s\n", replay::json_line(r).c_str());
+  return 0;
+}

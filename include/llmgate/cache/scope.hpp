@@ -38,6 +38,11 @@ struct hash128 {
   friend bool operator==(const hash128&, const hash128&) = default;
 };
 
+/// Hashes a hash128 for the unordered containers keyed by scope.
+struct hash128_hasher {
+  std::size_t operator()(const hash128& h) const noexcept { return h.low ^ (h.high * 0x9e3779b97f4a7c15ull); }
+};
+
 /// The generation parameters that change an answer, written by canonical()
 /// as one string in which equal settings always read the same: fields in a
 /// fixed order, numbers in their shortest exact form, stop sequences sorted

@@ -27,11 +27,6 @@ enum class threshold_decision {
             ///< neighbour's answer would have been right (costs one call, teaches the policy)
 };
 
-/// Hashes a hash128 for the unordered containers keyed by scope.
-struct hash128_hasher {
-  std::size_t operator()(const hash128& h) const noexcept { return h.low ^ (h.high * 0x9e3779b97f4a7c15ull); }
-};
-
 /// - decide(scope, entry, similarity): hit, miss or explore for a request in
 ///   `scope` whose nearest stored neighbour is `entry` at `similarity`;
 /// - record(scope, entry, similarity, correct): feedback on a served or explored neighbour;

@@ -43,7 +43,7 @@
 #include <utility>      // std::move
 #include <vector>       // std::vector
 
-#include <boost/json/src.hpp>  // boost::json::parse, compiled into this one file (header-only use)
+#include <boost/json.hpp>
 
 #include <llmgate/embed/embedder.hpp>
 #include <llmgate/embed/hashing_embedder.hpp>

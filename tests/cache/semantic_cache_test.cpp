@@ -1,6 +1,6 @@
 // The semantic cache: hits and misses, scope and conversation isolation,
 // the guard, feedback, eviction and statistics.
-#include <boost/json/src.hpp>  // header-only Boost.JSON, for the multi-turn data set
+#include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <filesystem>

@@ -8,6 +8,7 @@
 #include "llmgate/cache/eviction/lru.hpp"
 #include "llmgate/cache/eviction/ttl.hpp"
 #include "llmgate/cache/exact_cache.hpp"
+#include "llmgate/cache/value_traits.hpp"
 #include "llmgate/cache/guard.hpp"
 #include "llmgate/cache/key_policy.hpp"
 #include "llmgate/cache/scope.hpp"

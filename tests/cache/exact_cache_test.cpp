@@ -14,6 +14,7 @@
 #include "llmgate/cache/eviction/lfu.hpp"
 #include "llmgate/cache/eviction/ttl.hpp"
 #include "llmgate/cache/exact_cache.hpp"
+#include "../file_bytes.hpp"
 #include "../temporary_directory.hpp"
 #include "fake_clock.hpp"
 
@@ -48,18 +49,12 @@ struct llmgate::cache_value_traits<answer> {
   }
 };
 
+using llmgate::test::read_bytes;
+using llmgate::test::write_bytes;
+
 namespace {
 
 const cache_scope acme({.tenant = "acme", .model = "gpt-4o-mini"});
-
-std::string read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
 
 // The llmgate::errc a load of `path` fails with, or nothing when it loads.
 template <class Cache>

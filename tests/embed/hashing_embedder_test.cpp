@@ -15,11 +15,15 @@
 #include "llmgate/embed/hashing_embedder.hpp"
 #include "llmgate/index/flat_index.hpp"
 #include "llmgate/simd/kernels.hpp"
+#include "../file_bytes.hpp"
 #include "../temporary_directory.hpp"
 
 using llmgate::errc;
 using llmgate::hashing_embedder;
 using llmgate::hashing_embedder_options;
+
+using llmgate::test::read_bytes;
+using llmgate::test::write_bytes;
 
 namespace {
 
@@ -74,15 +78,6 @@ hashing_embedder trained(hashing_embedder_options options = {}) {
   for (const auto& text : traffic) e.observe(text);
   e.refresh();
   return e;
-}
-
-std::string read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
 errc load_error(const std::filesystem::path& path) {

@@ -9,24 +9,19 @@
 #include <vector>
 
 #include "llmgate/store/snapshot_file.hpp"
+#include "../file_bytes.hpp"
 #include "../temporary_directory.hpp"
 
 using llmgate::errc;
 using llmgate::store::snapshot_reader;
 using llmgate::store::snapshot_writer;
 
+using llmgate::test::read_bytes;
+using llmgate::test::write_bytes;
+
 namespace {
 
 constexpr llmgate::store::kind_tag kind = {'T', 'E', 'S', 'T'};
-
-std::string read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
 
 std::filesystem::path write_sample(const llmgate::test::temporary_directory& dir) {
   snapshot_writer out(kind, 2);

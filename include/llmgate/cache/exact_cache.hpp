@@ -42,7 +42,6 @@
 #include <string>        // std::string
 #include <string_view>   // std::string_view
 #include <system_error>  // std::error_code
-#include <type_traits>   // std::is_arithmetic_v
 #include <utility>       // std::move
 #include <vector>        // std::vector
 
@@ -53,6 +52,7 @@
 #include "llmgate/cache/eviction/eviction_policy.hpp"
 #include "llmgate/cache/eviction/lru.hpp"
 #include "llmgate/cache/scope.hpp"
+#include "llmgate/cache/value_traits.hpp"
 #include "llmgate/error.hpp"
 #include "llmgate/store/snapshot_file.hpp"
 
@@ -104,42 +104,6 @@ struct ascii_normalizer {
 };
 
 static_assert(Normalizer<ascii_normalizer>);
-
-/// How the exact cache measures a Value and saves it in snapshots: the
-/// customisation point for your own value types. The primary template
-/// counts sizeof(Value) bytes and cannot save. Specialise it with
-///   static std::size_t bytes(const Value&);                    // counted against max_bytes
-///   static void write(store::snapshot_writer&, const Value&);  // for save()
-///   static Value read(store::snapshot_reader&);                // for load(); reading past the
-///                                                              // end makes load() refuse the file
-template <class Value>
-struct cache_value_traits {
-  static std::size_t bytes(const Value&) noexcept { return sizeof(Value); }
-};
-
-/// Numbers up to 64 bits, saved little-endian.
-template <class Value>
-  requires(std::is_arithmetic_v<Value> && sizeof(Value) <= 8)
-struct cache_value_traits<Value> {
-  static std::size_t bytes(const Value&) noexcept { return sizeof(Value); }
-  static void write(store::snapshot_writer& out, const Value& value) { out.write(value); }
-  static Value read(store::snapshot_reader& in) {
-    if constexpr (std::is_same_v<Value, bool>) return in.read<std::uint8_t>() != 0;
-    else return in.read<Value>();
-  }
-};
-
-/// Text answers: the string object and its characters.
-template <>
-struct cache_value_traits<std::string> {
-  static std::size_t bytes(const std::string& value) noexcept {
-    return sizeof(std::string) + value.size();
-  }
-  static void write(store::snapshot_writer& out, const std::string& value) {
-    out.write_string(value);
-  }
-  static std::string read(store::snapshot_reader& in) { return in.read_string(); }
-};
 
 /// A request made ready for the cache: normalised once and hashed once, so
 /// the insert that follows a miss does neither again.

@@ -20,7 +20,10 @@
 #pragma once
 
 #include <chrono>        // std::chrono::steady_clock
+#include <concepts>      // std::convertible_to
 #include <cstdint>       // std::uint32_t, std::uint64_t
+#include <filesystem>    // std::filesystem::path
+#include <limits>        // std::numeric_limits
 #include <memory>        // std::unique_ptr
 #include <mutex>         // std::unique_lock, std::lock_guard
 #include <optional>      // std::optional
@@ -28,6 +31,7 @@
 #include <span>          // std::span
 #include <string>        // std::string
 #include <string_view>   // std::string_view
+#include <system_error>  // std::error_code
 #include <utility>       // std::move
 #include <vector>        // std::vector
 
@@ -39,12 +43,15 @@
 #include "llmgate/cache/key_policy.hpp"
 #include "llmgate/cache/scope.hpp"
 #include "llmgate/cache/threshold.hpp"
+#include "llmgate/cache/value_traits.hpp"
 #include "llmgate/detail/fair_shared_mutex.hpp"
 #include "llmgate/embed/embedder.hpp"
 #include "llmgate/embed/hashing_embedder.hpp"
 #include "llmgate/index/hnsw_index.hpp"
 #include "llmgate/index/vector_index.hpp"
+#include "llmgate/error.hpp"
 #include "llmgate/metrics/latency_histogram.hpp"
+#include "llmgate/store/snapshot_file.hpp"
 
 namespace llmgate::inline v0 {
 
@@ -157,10 +164,92 @@ class basic_semantic_cache {
     return live_entries_;
   }
 
+  /// Writes the whole cache to `path` atomically (new file, fsync, rename),
+  /// versioned and checksummed: the embedder's learned weights, every entry
+  /// under its handle, every scope's index as it is (so a loaded cache finds
+  /// exactly the neighbours this one finds), the eviction order, what the
+  /// threshold policy learned and the statistics. Lookups may run
+  /// meanwhile; inserts wait. As in the exact cache, lifetimes start again
+  /// on load (steady_clock means nothing in another process) and entries
+  /// already expired are left out.
+  [[nodiscard]] std::error_code save(const std::filesystem::path& path) const
+    requires persistent
+  {
+    store::snapshot_writer out(file_kind, file_version);
+    std::shared_lock lock(mutex_);
+    std::lock_guard counters(counters_mutex_);
+    if constexpr (PersistentEmbedder<EmbedderT>) embedder_.save_to(out);
+    if constexpr (PersistentThreshold<Threshold>) threshold_.save_to(out);
+    save_statistics(out);
+    out.write(serials_);
+    out.write(static_cast<std::uint64_t>(entries_.size()));
+    for (const entry& e : entries_) save_entry(out, e);
+    out.write_array(std::span<const entry_handle>(free_handles_));
+    const std::vector<entry_handle> oldest_first = eviction_order();
+    out.write(static_cast<std::uint64_t>(oldest_first.size()));
+    out.write_array(std::span<const entry_handle>(oldest_first));
+    out.write(static_cast<std::uint64_t>(indexes_.size()));
+    for (const auto& [scope, index] : indexes_) {
+      out.write(scope.low);
+      out.write(scope.high);
+      index->save_to(out);
+    }
+    return out.commit(path);
+  }
+
+  /// Reads a cache that save() wrote. The policies passed in are used with
+  /// the state the file holds: the embedder's learned weights (where the
+  /// embedder keeps any) and the threshold's learned state replace theirs.
+  /// Throws llmgate::error naming the file and the cause when it is
+  /// missing, truncated, corrupt, from a newer version or of another kind.
+  static basic_semantic_cache load(const std::filesystem::path& path, semantic_cache_options options = {},
+                                   EmbedderT embedder = EmbedderT(), Threshold threshold = Threshold(),
+                                   Guard guard = Guard(), Key key = Key(), Eviction eviction = Eviction())
+    requires persistent
+  {
+    std::error_code ec;
+    store::snapshot_reader in(path, file_kind, file_version, ec);
+    if (ec) throw load_error(path, ec);
+    // Built in place (the cache holds locks, so it cannot move).
+    return basic_semantic_cache(in, path, options, std::move(embedder), std::move(threshold), std::move(guard),
+                                std::move(key), std::move(eviction));
+  }
+
   const Threshold& threshold_policy() const noexcept { return threshold_; }
   const EmbedderT& embedder() const noexcept { return embedder_; }
 
  private:
+  // Reads the rest of a verified snapshot, in file order: the embedder
+  // first (it is a member), then everything else.
+  basic_semantic_cache(store::snapshot_reader& in, const std::filesystem::path& path, semantic_cache_options options,
+                       EmbedderT embedder, Threshold threshold, Guard guard, Key key, Eviction eviction)
+      : options_(options), embedder_(saved_embedder(in, std::move(embedder))), threshold_(std::move(threshold)),
+        guard_(std::move(guard)), key_(std::move(key)), eviction_(std::move(eviction)) {
+    if constexpr (PersistentThreshold<Threshold>) threshold_.restore_from(in);
+    load_statistics(in);
+    serials_ = in.read<std::uint64_t>();
+    const auto count = in.read<std::uint64_t>();
+    if (count > in.remaining() || count > std::numeric_limits<entry_handle>::max())
+      throw load_error(path, errc::corrupt_file);
+    entries_.resize(count);
+    for (entry& e : entries_) live_entries_ += load_entry(in, e);
+    free_handles_.resize(count - live_entries_);
+    in.read_array(std::span<entry_handle>(free_handles_));
+    if (const auto problem = load_eviction_order(in)) throw load_error(path, problem);
+    if (const auto problem = load_indexes(in)) throw load_error(path, problem);
+    if (const auto finished = in.finish()) throw load_error(path, finished);
+    drop_entries_without_lifetime();
+  }
+
+  static EmbedderT saved_embedder(store::snapshot_reader& in, EmbedderT given) {
+    if constexpr (PersistentEmbedder<EmbedderT>) return EmbedderT::load_from(in);
+    else return given;
+  }
+
+  static error load_error(const std::filesystem::path& path, std::error_code code) {
+    return error(code, "loading semantic cache from '" + path.string() + "'");
+  }
+
   struct entry {
     hash128 scope{};
     std::string text;
@@ -168,8 +257,17 @@ class basic_semantic_cache {
     answer_cost cost;
     float wrong_at = -1.0f;  // highest similarity at which it was reported wrong
     std::uint64_t serial = 0;
+    std::uint64_t hits = 0;  // under counters_mutex_, like the eviction policy that ranks by it
     bool live = false;
   };
+
+  static constexpr bool persistent =
+      PersistentIndex<Index> && requires(store::snapshot_writer& out, store::snapshot_reader& in, const Value& value) {
+        cache_value_traits<Value>::write(out, value);
+        { cache_value_traits<Value>::read(in) } -> std::convertible_to<Value>;
+      };
+  static constexpr store::kind_tag file_kind{'S', 'E', 'M', 'C'};
+  static constexpr std::uint32_t file_version = 1;
 
   lookup_result lookup_key(const hash128& scope, std::string_view text) {
     const auto started = std::chrono::steady_clock::now();
@@ -219,6 +317,7 @@ class basic_semantic_cache {
         ++statistics_.hits;
         statistics_.tokens_saved += saved->prompt_tokens + saved->completion_tokens;
         statistics_.usd_saved += saved->usd;
+        ++entries_[result.entry].hits;
         eviction_.touch(result.entry);
         break;
       case lookup_outcome::miss: ++statistics_.misses; break;
@@ -245,7 +344,7 @@ class basic_semantic_cache {
       free_handles_.pop_back();
     }
     entry& e = entries_[handle];
-    e = entry{scope, std::string(text), std::move(answer), cost, -1.0f, ++serials_, true};
+    e = entry{scope, std::string(text), std::move(answer), cost, -1.0f, ++serials_, 0, true};
     ++live_entries_;
     index_entry(handle);
     {
@@ -285,13 +384,133 @@ class basic_semantic_cache {
       if (!victim) return false;
       ++statistics_.evictions;
     }
-    entry& e = entries_[*victim];
-    if (const auto index = indexes_.find(e.scope); index != indexes_.end()) index->second->remove(*victim);
-    threshold_.forget(*victim);
-    e = entry{};
-    free_handles_.push_back(*victim);
-    --live_entries_;
+    erase_entry(*victim);
     return true;
+  }
+
+  // Takes an entry the eviction policy no longer holds out of its index and the cache.
+  void erase_entry(entry_handle handle) {
+    entry& e = entries_[handle];
+    if (const auto index = indexes_.find(e.scope); index != indexes_.end()) index->second->remove(handle);
+    threshold_.forget(handle);
+    e = entry{};
+    free_handles_.push_back(handle);
+    --live_entries_;
+  }
+
+  // Snapshot parts, in file order. Callers of the save_ functions hold both locks.
+  void save_statistics(store::snapshot_writer& out) const {
+    const auto& s = statistics_;
+    for (const std::uint64_t counter : {s.lookups, s.hits, s.misses, s.explores, s.vetoes, s.insertions,
+                                        s.evictions, s.wrong_reports, s.tokens_saved})
+      out.write(counter);
+    out.write(s.usd_saved);
+    latency_.save_to(out);
+  }
+
+  void load_statistics(store::snapshot_reader& in) {
+    auto& s = statistics_;
+    for (std::uint64_t* counter : {&s.lookups, &s.hits, &s.misses, &s.explores, &s.vetoes, &s.insertions,
+                                   &s.evictions, &s.wrong_reports, &s.tokens_saved})
+      *counter = in.read<std::uint64_t>();
+    s.usd_saved = in.read<double>();
+    latency_.restore_from(in);
+  }
+
+  static void save_entry(store::snapshot_writer& out, const entry& e) {
+    out.write(static_cast<std::uint8_t>(e.live));
+    if (!e.live) return;
+    out.write(e.scope.low);
+    out.write(e.scope.high);
+    out.write_string(e.text);
+    cache_value_traits<Value>::write(out, e.answer);
+    out.write(e.cost.prompt_tokens);
+    out.write(e.cost.completion_tokens);
+    out.write(e.cost.usd);
+    out.write(e.wrong_at);
+    out.write(e.serial);
+    out.write(e.hits);
+  }
+
+  // Returns 1 for a live entry, 0 for a free slot.
+  static std::size_t load_entry(store::snapshot_reader& in, entry& e) {
+    e.live = in.read<std::uint8_t>() != 0;
+    if (!e.live) return 0;
+    e.scope.low = in.read<std::uint64_t>();
+    e.scope.high = in.read<std::uint64_t>();
+    e.text = in.read_string();
+    e.answer = cache_value_traits<Value>::read(in);
+    e.cost.prompt_tokens = in.read<std::uint64_t>();
+    e.cost.completion_tokens = in.read<std::uint64_t>();
+    e.cost.usd = in.read<double>();
+    e.wrong_at = in.read<float>();
+    e.serial = in.read<std::uint64_t>();
+    e.hits = in.read<std::uint64_t>();
+    return 1;
+  }
+
+  // The live, unexpired entries in the order the policy would evict them;
+  // inserting them in this order rebuilds that order (LRU, FIFO), and their
+  // hit counts restore what LFU and cost-aware rank by.
+  std::vector<entry_handle> eviction_order() const {
+    Eviction order = eviction_;  // a copy to pop victims from
+    std::vector<entry_handle> oldest_first;
+    oldest_first.reserve(live_entries_);
+    while (const auto victim = order.pop_victim())
+      if (!eviction_.is_expired(*victim)) oldest_first.push_back(*victim);
+    return oldest_first;
+  }
+
+  std::error_code load_eviction_order(store::snapshot_reader& in) {
+    const auto count = in.read<std::uint64_t>();
+    if (count > live_entries_) return make_error_code(errc::corrupt_file);
+    std::vector<entry_handle> oldest_first(count);
+    in.read_array(std::span<entry_handle>(oldest_first));
+    std::vector<bool> seen(entries_.size());
+    for (const entry_handle handle : oldest_first) {
+      if (handle >= entries_.size() || !entries_[handle].live || seen[handle])
+        return make_error_code(errc::corrupt_file);
+      seen[handle] = true;
+      const entry& e = entries_[handle];
+      eviction_.insert(handle, entry_info{e.text.size() + sizeof(entry), e.cost.usd, e.hits});
+    }
+    return {};
+  }
+
+  // Every live entry must be in its own scope's index, and nothing else.
+  std::error_code load_indexes(store::snapshot_reader& in) {
+    const auto count = in.read<std::uint64_t>();
+    if (count > live_entries_) return make_error_code(errc::corrupt_file);
+    std::size_t indexed = 0;
+    for (std::uint64_t i = 0; i < count; ++i) {
+      hash128 scope;
+      scope.low = in.read<std::uint64_t>();
+      scope.high = in.read<std::uint64_t>();
+      std::error_code ec;
+      auto index = Index::load_from(in, ec);
+      if (ec || !index || index->dimension() != embedder_.dimension() || indexes_.contains(scope))
+        return ec ? ec : make_error_code(errc::corrupt_file);
+      indexed += index->size();
+      indexes_.emplace(scope, std::make_unique<Index>(std::move(*index)));
+    }
+    if (indexed != live_entries_) return make_error_code(errc::corrupt_file);
+    for (entry_handle handle = 0; handle < entries_.size(); ++handle) {
+      const entry& e = entries_[handle];
+      if (!e.live) continue;
+      const auto index = indexes_.find(e.scope);
+      if (index == indexes_.end() || !index->second->contains(handle)) return make_error_code(errc::corrupt_file);
+    }
+    return {};
+  }
+
+  // Entries that had expired when the cache was saved are not in the saved
+  // eviction order; they leave now, as they would have at the next insert.
+  void drop_entries_without_lifetime() {
+    std::vector<bool> held(entries_.size());
+    Eviction order = eviction_;
+    while (const auto handle = order.pop_victim()) held[*handle] = true;
+    for (entry_handle handle = 0; handle < entries_.size(); ++handle)
+      if (entries_[handle].live && !held[handle]) erase_entry(handle);
   }
 
   semantic_cache_options options_;

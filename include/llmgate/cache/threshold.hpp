@@ -10,12 +10,14 @@
 #include <concepts>   // std::same_as
 #include <cstdint>    // std::uint32_t, std::uint64_t
 #include <mutex>      // std::mutex, std::lock_guard
+#include <span>       // std::span
 #include <vector>     // std::vector
 
 #include <boost/unordered/unordered_flat_map.hpp>  // per-scope and per-entry state
 
 #include "llmgate/cache/eviction/eviction_policy.hpp"
 #include "llmgate/cache/scope.hpp"
+#include "llmgate/store/snapshot_file.hpp"
 
 namespace llmgate::inline v0 {
 
@@ -31,7 +33,10 @@ enum class threshold_decision {
 ///   `scope` whose nearest stored neighbour is `entry` at `similarity`;
 /// - record(scope, entry, similarity, correct): feedback on a served or explored neighbour;
 /// - forget(entry): the entry left the cache (its handle will be reused).
-/// Policies are used from many threads: they guard their own state.
+/// Policies are used from many threads: they guard their own state. A
+/// policy that learns or is configured at run time also has
+///   save_to(store::snapshot_writer&) const and restore_from(store::snapshot_reader&)
+/// so that a cache snapshot keeps what it learned (see PersistentThreshold).
 template <class P>
 concept ThresholdPolicy = requires(P& policy, const hash128& scope, entry_handle entry,
                                    float similarity, bool correct) {
@@ -70,6 +75,31 @@ class per_scope_threshold {
   }
   void record(const hash128&, entry_handle, float, bool) noexcept {}
   void forget(entry_handle) noexcept {}
+
+  void save_to(store::snapshot_writer& out) const {
+    std::lock_guard lock(mutex_);
+    out.write(default_);
+    out.write(static_cast<std::uint64_t>(thresholds_.size()));
+    for (const auto& [scope, threshold] : thresholds_) {
+      out.write(scope.low);
+      out.write(scope.high);
+      out.write(threshold);
+    }
+  }
+
+  void restore_from(store::snapshot_reader& in) {
+    std::lock_guard lock(mutex_);
+    default_ = in.read<float>();
+    const auto count = in.read<std::uint64_t>();
+    if (count > in.remaining() / (2 * sizeof(std::uint64_t) + sizeof(float))) return in.mark_corrupt();
+    thresholds_.clear();
+    for (std::uint64_t i = 0; i < count; ++i) {
+      hash128 scope;
+      scope.low = in.read<std::uint64_t>();
+      scope.high = in.read<std::uint64_t>();
+      thresholds_[scope] = in.read<float>();
+    }
+  }
 
   per_scope_threshold(const per_scope_threshold& other) : default_(other.default_) {
     std::lock_guard lock(other.mutex_);
@@ -144,6 +174,37 @@ class adaptive_threshold {
     entries_.erase(entry);
   }
 
+  /// Saves what was learned (not the options: those come from the code
+  /// that constructs the policy again).
+  void save_to(store::snapshot_writer& out) const {
+    std::lock_guard lock(mutex_);
+    out.write_array(std::span<const std::uint64_t>(right_));
+    out.write_array(std::span<const std::uint64_t>(wrong_));
+    out.write(judged_);
+    out.write(threshold_);
+    out.write(static_cast<std::uint64_t>(entries_.size()));
+    for (const auto& [entry, right_at] : entries_) {
+      out.write(entry);
+      out.write(right_at);
+    }
+  }
+
+  void restore_from(store::snapshot_reader& in) {
+    std::lock_guard lock(mutex_);
+    if (2 * bins * sizeof(std::uint64_t) > in.remaining()) return in.mark_corrupt();
+    in.read_array(std::span<std::uint64_t>(right_));
+    in.read_array(std::span<std::uint64_t>(wrong_));
+    judged_ = in.read<std::uint64_t>();
+    threshold_ = in.read<float>();
+    const auto count = in.read<std::uint64_t>();
+    if (count > in.remaining() / (sizeof(entry_handle) + sizeof(float))) return in.mark_corrupt();
+    entries_.clear();
+    for (std::uint64_t i = 0; i < count; ++i) {
+      const auto entry = in.read<entry_handle>();
+      entries_[entry] = in.read<float>();
+    }
+  }
+
   /// The global threshold in force now.
   float threshold() const {
     std::lock_guard lock(mutex_);
@@ -190,7 +251,17 @@ class adaptive_threshold {
   boost::unordered_flat_map<entry_handle, float> entries_;  // lowest similarity judged right
 };
 
-static_assert(ThresholdPolicy<static_threshold> && ThresholdPolicy<per_scope_threshold> &&
-              ThresholdPolicy<adaptive_threshold>);
+/// A threshold policy whose state a cache snapshot saves and restores;
+/// restore_from marks the reader corrupt on content that cannot be right.
+template <class P>
+concept PersistentThreshold = ThresholdPolicy<P> && requires(const P& view, P& policy,
+                                                             store::snapshot_writer& out,
+                                                             store::snapshot_reader& in) {
+  view.save_to(out);
+  policy.restore_from(in);
+};
+
+static_assert(ThresholdPolicy<static_threshold> && PersistentThreshold<per_scope_threshold> &&
+              PersistentThreshold<adaptive_threshold>);
 
 }  // namespace llmgate::inline v0

@@ -10,7 +10,7 @@
 #include <string_view>   // std::string_view
 #include <system_error>  // std::error_code
 
-#include "llmgate/version.hpp"
+#include "llmgate/store/snapshot_file.hpp"
 
 namespace llmgate::inline v0 {
 
@@ -52,5 +52,15 @@ concept LearningEmbedder =
       { view.generation() } -> std::same_as<std::uint64_t>;
       { view.embed(text, out, generation) } -> std::same_as<std::error_code>;
     };
+
+/// An embedder whose learned state a cache snapshot keeps: save_to appends
+/// it, load_from reads it back (marking the reader corrupt on content that
+/// cannot be right).
+template <class E>
+concept PersistentEmbedder = Embedder<E> && requires(const E& view, store::snapshot_writer& out,
+                                                     store::snapshot_reader& in) {
+  view.save_to(out);
+  { E::load_from(in) } -> std::same_as<E>;
+};
 
 }  // namespace llmgate::inline v0

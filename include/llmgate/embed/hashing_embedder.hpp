@@ -458,6 +458,6 @@ class hashing_embedder {
   mutable std::mutex publish_mutex_;
 };
 
-static_assert(LearningEmbedder<hashing_embedder>);
+static_assert(LearningEmbedder<hashing_embedder> && PersistentEmbedder<hashing_embedder>);
 
 }  // namespace llmgate::inline v0

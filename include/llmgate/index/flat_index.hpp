@@ -208,6 +208,6 @@ class flat_index {
   mutable detail::fair_shared_mutex mutex_;
 };
 
-static_assert(VectorIndex<flat_index<>>);
+static_assert(PersistentIndex<flat_index<>>);
 
 }  // namespace llmgate::inline v0

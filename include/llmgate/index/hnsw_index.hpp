@@ -710,6 +710,7 @@ class hnsw_index {
   mutable std::vector<std::unique_ptr<search_scratch>> scratch_pool_;
 };
 
-static_assert(VectorIndex<hnsw_index<cosine_metric, float>> && VectorIndex<hnsw_index<cosine_metric, simd::float16>>);
+static_assert(PersistentIndex<hnsw_index<cosine_metric, float>> &&
+              PersistentIndex<hnsw_index<cosine_metric, simd::float16>>);
 
 }  // namespace llmgate::inline v0

@@ -5,11 +5,12 @@
 #include <concepts>      // std::same_as, std::convertible_to, std::predicate
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint64_t
+#include <optional>      // std::optional (PersistentIndex)
 #include <span>          // std::span
 #include <system_error>  // std::error_code
 #include <vector>        // std::vector
 
-#include "llmgate/version.hpp"
+#include "llmgate/store/snapshot_file.hpp"
 
 namespace llmgate::inline v0 {
 
@@ -47,6 +48,15 @@ concept VectorIndex = requires(I& index, const I& view, vector_id id, std::span<
   { view.size() } -> std::convertible_to<std::size_t>;
   { view.dimension() } -> std::convertible_to<std::size_t>;
   { view.memory_usage() } -> std::convertible_to<std::size_t>;
+};
+
+/// An index that can be written into a snapshot and read back as it was.
+/// load_from sets `ec` and returns nothing when the content cannot be this index.
+template <class I>
+concept PersistentIndex = VectorIndex<I> && requires(const I& view, store::snapshot_writer& out,
+                                                     store::snapshot_reader& in, std::error_code& ec) {
+  view.save_to(out);
+  { I::load_from(in, ec) } -> std::same_as<std::optional<I>>;
 };
 
 }  // namespace llmgate::inline v0

@@ -8,7 +8,7 @@
 #include <chrono>   // std::chrono::nanoseconds
 #include <cstdint>  // std::uint64_t
 
-#include "llmgate/version.hpp"
+#include "llmgate/store/snapshot_file.hpp"
 
 namespace llmgate::inline v0 {
 
@@ -38,6 +38,16 @@ class latency_histogram {
     std::uint64_t total = 0;
     for (const auto& c : counts_) total += c.load(std::memory_order_relaxed);
     return total;
+  }
+
+  /// Appends the counts to a snapshot (e.g. a cache's statistics).
+  void save_to(store::snapshot_writer& out) const {
+    for (const auto& c : counts_) out.write(c.load(std::memory_order_relaxed));
+  }
+
+  /// Replaces the counts with the ones save_to() wrote.
+  void restore_from(store::snapshot_reader& in) {
+    for (auto& c : counts_) c.store(in.read<std::uint64_t>(), std::memory_order_relaxed);
   }
 
  private:

@@ -32,6 +32,7 @@
 #include <string>        // std::string
 #include <string_view>   // std::string_view
 #include <system_error>  // std::error_code
+#include <type_traits>   // std::is_constructible_v
 #include <utility>       // std::move
 #include <vector>        // std::vector
 
@@ -84,6 +85,10 @@ struct semantic_lookup {
 struct semantic_cache_options {
   std::size_t max_entries = 100000;
   std::size_t neighbours = 4;  ///< nearest stored requests examined per lookup
+  /// For HNSW indexes (those constructible from a dimension and these):
+  /// a cache looks for near-duplicates, which a narrower search than
+  /// recall@10 benchmarks use finds as well (bench/cache_bench.cpp).
+  hnsw_parameters hnsw{.m = 16, .ef_construction = 100, .ef_search = 32};
 };
 
 struct semantic_cache_statistics {
@@ -361,8 +366,15 @@ class basic_semantic_cache {
     std::vector<float> vector(embedder_.dimension());
     if (embedder_.embed(e.text, vector)) return;  // unembeddable: stored, never found
     auto& index = indexes_[e.scope];
-    if (!index) index = std::make_unique<Index>(embedder_.dimension());
+    if (!index) index = make_index();
     (void)index->add(handle, vector);  // handles are unique: no error to expect
+  }
+
+  std::unique_ptr<Index> make_index() const {
+    if constexpr (std::is_constructible_v<Index, std::size_t, hnsw_parameters>)
+      return std::make_unique<Index>(embedder_.dimension(), options_.hnsw);
+    else
+      return std::make_unique<Index>(embedder_.dimension());
   }
 
   // After the embedder's weights changed, vectors of old and new weights

@@ -1,0 +1,256 @@
+// Semantic-cache benchmark: the hit path (embed + HNSW search + guard) of a
+// cache holding N entries, one thread, against the same lookups answered by
+// an exact scan of the same vectors (flat_index), the cache without an ANN
+// index, in the same run.
+//
+//   llmgate_bench_cache [--n N] [--lookups L] [--peer-lookups P]
+//
+// Data: N (1,000,000) distinct questions of 6 to 14 words drawn from a
+// 20,000-word vocabulary with Zipf frequencies, all in one scope (the worst
+// case: one index holds everything). The hashing embedder's weights are
+// learned first from a sample of 100,000 of them, as a cache that has been
+// running has; it is then frozen so that filling does not re-embed.
+// A hit query is a stored question with one word left out (the closest
+// stored question is its source, at a similarity near 0.9); a miss query is
+// a new question. Each lookup is timed alone with steady_clock. The HNSW
+// parameters are the cache's defaults unless given.
+//
+// Prints: fill time, hit and miss latency percentiles, the share of hit
+// queries answered with their source's answer, the exact scan's latency on
+// the same hit queries, and
+//   {"bench":"cache_lookup","entries":n,"p50_us":..,"p99_us":..,...,"vs_flat_scan":..}
+// where vs_flat_scan = flat scan p50 / cache p50.
+
+#include <algorithm>    // std::sort, std::min
+#include <chrono>       // std::chrono::steady_clock
+#include <cmath>        // std::pow
+#include <cstddef>      // std::size_t
+#include <cstdio>       // std::fputs
+#include <cstdlib>      // std::strtoull
+#include <iostream>     // std::cout
+#include <optional>     // std::optional
+#include <random>       // std::mt19937_64, std::discrete_distribution
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+#include <vector>       // std::vector
+
+#include <boost/unordered/unordered_flat_set.hpp>  // distinct questions
+
+#include <llmgate/cache/semantic_cache.hpp>
+#include <llmgate/index/flat_index.hpp>
+
+#include "bench_support.hpp"
+
+namespace {
+
+using namespace llmgate_bench;
+
+struct options {
+  std::size_t n = 1'000'000;
+  std::size_t lookups = 5'000;
+  std::size_t peer_lookups = 200;  // an exact scan of 1M vectors takes tens of milliseconds
+  llmgate::hnsw_parameters hnsw = llmgate::semantic_cache_options{}.hnsw;
+};
+
+constexpr const char* usage =
+    "usage: llmgate_bench_cache [--n N] [--lookups L] [--peer-lookups P] [--m M]\n"
+    "                           [--ef-construction E] [--ef-search E]\n";
+
+std::optional<options> parse(int argc, char** argv) {
+  options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string_view flag = argv[i];
+    const std::size_t value = std::strtoull(argv[i + 1], nullptr, 10);
+    if (value == 0) return std::nullopt;
+    if (flag == "--n") o.n = value;
+    else if (flag == "--lookups") o.lookups = value;
+    else if (flag == "--peer-lookups") o.peer_lookups = value;
+    else if (flag == "--m") o.hnsw.m = value;
+    else if (flag == "--ef-construction") o.hnsw.ef_construction = value;
+    else if (flag == "--ef-search") o.hnsw.ef_search = value;
+    else return std::nullopt;
+  }
+  if (argc % 2 == 0) return std::nullopt;
+  return o;
+}
+
+// Pronounceable made-up words, so the embedder sees words and character
+// n-grams as it does in real text, without a dictionary file.
+std::vector<std::string> make_vocabulary(std::size_t size, std::mt19937_64& random) {
+  static constexpr std::string_view onsets[] = {"b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p",
+                                                "r", "s", "t", "v", "w", "z", "br", "ch", "st", "tr", "pl"};
+  static constexpr std::string_view vowels[] = {"a", "e", "i", "o", "u", "ai", "ea", "ou"};
+  boost::unordered_flat_set<std::string> seen;
+  std::vector<std::string> words;
+  while (words.size() < size) {
+    std::string word;
+    const int syllables = 1 + static_cast<int>(random() % 3);
+    for (int s = 0; s < syllables; ++s) {
+      word += onsets[random() % std::size(onsets)];
+      word += vowels[random() % std::size(vowels)];
+    }
+    if (random() % 2) word += onsets[random() % std::size(onsets)];
+    if (seen.insert(word).second) words.push_back(std::move(word));
+  }
+  return words;
+}
+
+class question_generator {
+ public:
+  explicit question_generator(std::uint64_t seed) : random_(seed), vocabulary_(make_vocabulary(20'000, random_)) {
+    std::vector<double> weights(vocabulary_.size());
+    for (std::size_t rank = 0; rank < weights.size(); ++rank) weights[rank] = 1.0 / std::pow(rank + 1.0, 1.07);
+    zipf_ = std::discrete_distribution<std::size_t>(weights.begin(), weights.end());
+  }
+
+  std::vector<std::string> words() {
+    std::vector<std::string> sentence(6 + random_() % 9);
+    sentence.front() = openers[random_() % std::size(openers)];
+    for (std::size_t w = 1; w < sentence.size(); ++w) sentence[w] = vocabulary_[zipf_(random_)];
+    return sentence;
+  }
+
+  std::mt19937_64& random() { return random_; }
+
+ private:
+  static constexpr const char* openers[] = {"how", "what", "why", "where", "when", "which", "who", "can"};
+  std::mt19937_64 random_;
+  std::vector<std::string> vocabulary_;
+  std::discrete_distribution<std::size_t> zipf_;
+};
+
+std::string join(const std::vector<std::string>& words, std::size_t skip = std::string::npos) {
+  std::string text;
+  for (std::size_t w = 0; w < words.size(); ++w) {
+    if (w == skip) continue;
+    if (!text.empty()) text += ' ';
+    text += words[w];
+  }
+  return text + '?';
+}
+
+struct latency {
+  double p50_us, p90_us, p99_us;
+};
+
+latency percentiles(std::vector<double> seconds) {
+  std::sort(seconds.begin(), seconds.end());
+  const auto at = [&](double q) { return 1e6 * seconds[static_cast<std::size_t>(q * (seconds.size() - 1))]; };
+  return {at(0.50), at(0.90), at(0.99)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto parsed = parse(argc, argv);
+  if (!parsed) {
+    std::fputs(usage, stderr);
+    return 2;
+  }
+  const options o = *parsed;
+
+  progress("generating %zu distinct questions", o.n);
+  question_generator generator(7);
+  boost::unordered_flat_set<std::string> seen;
+  std::vector<std::vector<std::string>> stored;
+  stored.reserve(o.n);
+  while (stored.size() < o.n) {
+    auto words = generator.words();
+    if (seen.insert(join(words)).second) stored.push_back(std::move(words));
+  }
+
+  llmgate::hashing_embedder::options_type frozen;
+  frozen.first_refresh = 0;  // never refresh while filling: the weights are learned below
+  llmgate::hashing_embedder learning(frozen);
+  for (std::size_t i = 0; i < std::min<std::size_t>(o.n, 100'000); ++i) learning.observe(join(stored[i]));
+  learning.refresh();
+
+  using cache_type = llmgate::basic_semantic_cache<std::uint32_t>;
+  cache_type cache({.max_entries = o.n, .hnsw = o.hnsw}, std::move(learning), llmgate::static_threshold{0.80f});
+  const llmgate::hashing_embedder& embedder = cache.embedder();
+  const llmgate::cache_scope scope({.tenant = "bench", .model = "model"});
+  progress("filling the cache (HNSW M=%zu, ef_construction=%zu, ef_search=%zu, float16; one thread)", o.hnsw.m,
+           o.hnsw.ef_construction, o.hnsw.ef_search);
+  const auto fill_start = steady::now();
+  for (std::size_t i = 0; i < o.n; ++i) {
+    cache.insert(scope, join(stored[i]), static_cast<std::uint32_t>(i));
+    if ((i + 1) % 50'000 == 0) {
+      const double elapsed = seconds_since(fill_start);
+      progress("  %zu / %zu entries, %.0f s, about %.0f s left", i + 1, o.n, elapsed,
+               elapsed / (i + 1) * (o.n - i - 1));
+    }
+  }
+  const double fill_s = seconds_since(fill_start);
+
+  progress("timing %zu hit and %zu miss lookups", o.lookups, o.lookups);
+  std::vector<std::size_t> sources(o.lookups);
+  std::vector<std::string> hit_queries(o.lookups), miss_queries(o.lookups);
+  for (std::size_t q = 0; q < o.lookups; ++q) {
+    sources[q] = generator.random()() % o.n;
+    const auto& words = stored[sources[q]];
+    hit_queries[q] = join(words, 1 + generator.random()() % (words.size() - 1));
+    do miss_queries[q] = join(generator.words());
+    while (seen.contains(miss_queries[q]));
+  }
+  std::vector<double> hit_seconds, miss_seconds;
+  std::size_t hits = 0, right = 0, false_hits = 0;
+  for (std::size_t q = 0; q < o.lookups; ++q) {
+    cache_type::lookup_result found;
+    hit_seconds.push_back(time_once([&] { found = cache.lookup(scope, hit_queries[q]); }));
+    if (found.outcome == llmgate::lookup_outcome::hit) ++hits, right += *found.answer == sources[q];
+    miss_seconds.push_back(time_once([&] { found = cache.lookup(scope, miss_queries[q]); }));
+    false_hits += found.outcome == llmgate::lookup_outcome::hit;
+  }
+  const latency hit = percentiles(hit_seconds), miss = percentiles(miss_seconds);
+
+  progress("the same hit queries through an exact scan of the same %zu vectors (%zu queries)", o.n,
+           o.peer_lookups);
+  llmgate::flat_index<> scan(embedder.dimension());
+  std::vector<float> vector(embedder.dimension());
+  for (std::size_t i = 0; i < o.n; ++i) {
+    (void)embedder.embed(join(stored[i]), vector);
+    (void)scan.add(i, vector);
+  }
+  std::vector<double> scan_seconds;
+  std::size_t scan_right = 0;
+  for (std::size_t q = 0; q < std::min(o.peer_lookups, o.lookups); ++q) {
+    scan_seconds.push_back(time_once([&] {
+      (void)embedder.embed(hit_queries[q], vector);
+      const auto nearest = scan.search(vector, 1);
+      scan_right += !nearest.empty() && nearest.front().id == sources[q] && nearest.front().similarity >= 0.80f;
+    }));
+  }
+  const latency peer = percentiles(scan_seconds);
+
+  const auto statistics = cache.statistics();
+  table results({"path", "p50_us", "p90_us", "p99_us", "answered"});
+  const auto row = [&](const char* name, latency l, double share) {
+    results.add_row({name, number(l.p50_us), number(l.p90_us), number(l.p99_us), number(share)});
+  };
+  row("cache hit query", hit, double(hits) / o.lookups);
+  row("cache miss query", miss, double(false_hits) / o.lookups);
+  row("exact scan, hit query", peer, double(scan_right) / scan_seconds.size());
+  std::cout << "semantic cache, " << o.n << " entries in one scope, one thread, HNSW M=" << o.hnsw.m
+            << " ef_construction=" << o.hnsw.ef_construction << " ef_search=" << o.hnsw.ef_search << "; fill "
+            << number(fill_s) << " s\n";
+  results.print(std::cout);
+  std::cout << "hit queries answered with their source's answer: " << right << " of " << o.lookups
+            << "; vetoes " << statistics.vetoes << '\n';
+
+  json_line line;
+  line.add("bench", "cache_lookup")
+      .add("entries", o.n)
+      .add("p50_us", hit.p50_us)
+      .add("p99_us", hit.p99_us)
+      .add("miss_p50_us", miss.p50_us)
+      .add("miss_p99_us", miss.p99_us)
+      .add("hit_rate", double(hits) / o.lookups)
+      .add("right_answer_rate", double(right) / o.lookups)
+      .add("false_hit_rate", double(false_hits) / o.lookups)
+      .add("flat_scan_p50_us", peer.p50_us)
+      .add("vs_flat_scan", peer.p50_us / hit.p50_us)
+      .add("fill_s", fill_s)
+      .add("ef_search", o.hnsw.ef_search);
+  publish("cache", results, {line});
+}

@@ -1,4 +1,5 @@
-// Concurrent lookups, inserts and feedback on one semantic cache: run under
+// Concurrent lookups, inserts, feedback and re-embedding under new weights
+// on one semantic cache: run under
 // ThreadSanitizer (label "concurrency"); in every build it checks that no
 // lookup returns another scope's answer.
 #include <boost/test/unit_test.hpp>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "llmgate/cache/semantic_cache.hpp"
+#include "llmgate/index/flat_index.hpp"
 
 using namespace llmgate;
 
@@ -39,6 +41,50 @@ BOOST_AUTO_TEST_CASE(lookups_inserts_and_feedback_run_together) {
   BOOST_TEST(crossed.load() == 0);
   BOOST_TEST(cache.size() <= 300u);
   BOOST_TEST(cache.statistics().lookups == 1000u);
+}
+
+BOOST_AUTO_TEST_CASE(new_weights_are_built_while_lookups_and_inserts_go_on) {
+  // Refreshes are due at 32 documents and whenever they double since the
+  // last weights (how many happen depends on how the threads interleave:
+  // while one re-embedding runs, no other starts): each re-embeds the
+  // stored texts outside the exclusive lock while the other threads insert
+  // (past capacity, so entries leave meanwhile too) and look up.
+  // The exact index keeps approximate search out of what is checked here:
+  // these texts differ in one number only, which HNSW's graph navigates
+  // badly (every text is equally far from every other).
+  hashing_embedder::options_type learning;
+  learning.first_refresh = 32;
+  basic_semantic_cache<std::string, hashing_embedder, flat_index<>> cache({.max_entries = 400},
+                                                                          hashing_embedder(learning),
+                                                                          static_threshold{0.995f});
+  const cache_scope scope({.tenant = "a"});
+  const auto text_of = [](int i) { return "how do I configure feature " + std::to_string(i) + " of the product"; };
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < 600; i += 3) {
+        cache.insert(scope, text_of(i), std::to_string(i));
+        const int earlier = i / 2;
+        if (const auto found = cache.lookup(scope, text_of(earlier)); found.answer && *found.answer != std::to_string(earlier))
+          wrong++;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  BOOST_TEST(wrong.load() == 0);
+  BOOST_TEST(cache.embedder().generation() >= 3u);
+  // Every entry still stored is found under the weights now published,
+  // whether it was stored before, during or after a re-embedding.
+  std::size_t found_again = 0;
+  for (int i = 0; i < 600; ++i) {
+    const auto found = cache.lookup(scope, text_of(i));
+    if (!found.answer) continue;
+    ++found_again;
+    BOOST_TEST(*found.answer == std::to_string(i));
+  }
+  BOOST_TEST(found_again == cache.size());
+  BOOST_TEST(cache.size() == 400u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

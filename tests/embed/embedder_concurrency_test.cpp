@@ -43,8 +43,9 @@ BOOST_AUTO_TEST_CASE(embeds_run_while_another_thread_observes_and_refreshes) {
       std::uint64_t last_generation = 0;
       for (std::size_t i = r; learning || i < 100; ++i) {
         const std::size_t t = i % texts.size();
-        std::uint64_t generation = 0;
-        if (embedder.embed(texts[t], v, generation)) bad++;
+        const auto weights = embedder.current_weights();
+        const std::uint64_t generation = weights ? weights->generation : 0;
+        if (embedder.embed(texts[t], v, weights)) bad++;
         if (generation < last_generation) bad++;
         last_generation = generation;
         if (std::abs(llmgate::simd::dot(v.data(), v.data(), v.size()) - 1.0f) > 1e-4f) bad++;

@@ -271,6 +271,7 @@ class basic_semantic_cache {
         cache_value_traits<Value>::write(out, value);
         { cache_value_traits<Value>::read(in) } -> std::convertible_to<Value>;
       };
+  using index_map = boost::unordered_flat_map<hash128, std::unique_ptr<Index>, hash128_hasher>;
   static constexpr store::kind_tag file_kind{'S', 'E', 'M', 'C'};
   static constexpr std::uint32_t file_version = 1;
 
@@ -331,14 +332,27 @@ class basic_semantic_cache {
   }
 
   entry_handle insert_key(const hash128& scope, std::string_view text, Value answer, answer_cost cost) {
-    std::unique_lock lock(mutex_);
     if constexpr (LearningEmbedder<EmbedderT>) {
-      embedder_.observe(text);
-      if (embedder_.refresh_due()) {
-        embedder_.refresh();
-        reembed_everything();
+      typename EmbedderT::weights_type next{};
+      bool reembed = false;
+      entry_handle handle;
+      {
+        std::unique_lock lock(mutex_);
+        embedder_.observe(text);
+        reembed = !reembedding_ && embedder_.refresh_due();
+        if (reembed) reembedding_ = true, next = embedder_.next_weights();
+        handle = store(scope, text, std::move(answer), cost);
       }
+      if (reembed) reembed_under(std::move(next));
+      return handle;
+    } else {
+      std::unique_lock lock(mutex_);
+      return store(scope, text, std::move(answer), cost);
     }
+  }
+
+  // Under the exclusive lock: makes room, stores the entry, indexes it.
+  entry_handle store(const hash128& scope, std::string_view text, Value answer, answer_cost cost) {
     while (live_entries_ >= options_.max_entries && evict_one()) {}
     entry_handle handle;
     if (free_handles_.empty()) {
@@ -351,7 +365,8 @@ class basic_semantic_cache {
     entry& e = entries_[handle];
     e = entry{scope, std::string(text), std::move(answer), cost, -1.0f, ++serials_, 0, true};
     ++live_entries_;
-    index_entry(handle);
+    std::vector<float> vector(embedder_.dimension());
+    if (!embedder_.embed(e.text, vector)) add_vector(indexes_, scope, handle, vector);
     {
       std::lock_guard counters(counters_mutex_);
       ++statistics_.insertions;
@@ -360,12 +375,10 @@ class basic_semantic_cache {
     return handle;
   }
 
-  // Embeds an entry's text into its scope's index (made on first use).
-  void index_entry(entry_handle handle) {
-    const entry& e = entries_[handle];
-    std::vector<float> vector(embedder_.dimension());
-    if (embedder_.embed(e.text, vector)) return;  // unembeddable: stored, never found
-    auto& index = indexes_[e.scope];
+  // Adds a vector to its scope's index, made on first use. An entry whose
+  // text cannot be embedded is stored but never found.
+  void add_vector(index_map& indexes, const hash128& scope, entry_handle handle, std::span<const float> vector) const {
+    auto& index = indexes[scope];
     if (!index) index = make_index();
     (void)index->add(handle, vector);  // handles are unique: no error to expect
   }
@@ -377,12 +390,52 @@ class basic_semantic_cache {
       return std::make_unique<Index>(embedder_.dimension());
   }
 
-  // After the embedder's weights changed, vectors of old and new weights
-  // must not be compared: rebuild every index from the stored texts.
-  void reembed_everything() {
-    indexes_.clear();
-    for (entry_handle handle = 0; handle < entries_.size(); ++handle)
-      if (entries_[handle].live) index_entry(handle);
+  // Vectors of two generations of weights must not be compared, so new
+  // weights come with new indexes. Every stored text is embedded under them
+  // into new indexes outside the exclusive lock, while lookups and inserts
+  // go on with the current weights and indexes; then, under the lock, the
+  // entries inserted or evicted meanwhile are caught up, the weights
+  // published and the indexes switched.
+  template <class Weights>
+  void reembed_under(Weights next) {
+    struct stored_text {
+      entry_handle handle;
+      std::uint64_t serial;
+      hash128 scope;
+      std::string text;
+    };
+    try {
+      std::vector<stored_text> texts;
+      {
+        std::shared_lock lock(mutex_);
+        texts.reserve(live_entries_);
+        for (entry_handle handle = 0; handle < entries_.size(); ++handle)
+          if (const entry& e = entries_[handle]; e.live) texts.push_back({handle, e.serial, e.scope, e.text});
+      }
+      index_map fresh;
+      std::vector<float> vector(embedder_.dimension());
+      for (const stored_text& t : texts)
+        if (!embedder_.embed(t.text, vector, next)) add_vector(fresh, t.scope, t.handle, vector);
+
+      std::unique_lock lock(mutex_);
+      std::vector<std::uint64_t> indexed_serial(entries_.size(), 0);  // entries_ never shrinks
+      for (const stored_text& t : texts) {
+        if (entries_[t.handle].serial == t.serial) indexed_serial[t.handle] = t.serial;
+        else if (const auto index = fresh.find(t.scope); index != fresh.end()) index->second->remove(t.handle);
+      }
+      for (entry_handle handle = 0; handle < entries_.size(); ++handle) {
+        const entry& e = entries_[handle];
+        if (e.live && indexed_serial[handle] != e.serial && !embedder_.embed(e.text, vector, next))
+          add_vector(fresh, e.scope, handle, vector);
+      }
+      embedder_.publish(std::move(next));
+      indexes_ = std::move(fresh);
+      reembedding_ = false;
+    } catch (...) {
+      std::unique_lock lock(mutex_);
+      reembedding_ = false;  // the next insert tries again
+      throw;
+    }
   }
 
   // Evicts the policy's expired entries first, else its victim; false when
@@ -536,7 +589,8 @@ class basic_semantic_cache {
   std::vector<entry_handle> free_handles_;
   std::size_t live_entries_ = 0;
   std::uint64_t serials_ = 0;
-  boost::unordered_flat_map<hash128, std::unique_ptr<Index>, hash128_hasher> indexes_;
+  index_map indexes_;
+  bool reembedding_ = false;  // one re-embedding at a time
 
   mutable std::mutex counters_mutex_;  // statistics and the eviction policy, touched by lookups
   Eviction eviction_;

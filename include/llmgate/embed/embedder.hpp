@@ -32,25 +32,30 @@ concept Embedder = requires(const E& e, std::string_view text, std::span<float> 
 
 /// An embedder that learns from traffic (the hashing embedder learns
 /// document frequencies), so that its vectors depend on what it has seen.
-/// It changes its weighting only at refresh(), each of which starts a new
+/// Its weighting changes only when new weights are published, each a new
 /// generation(); vectors of different generations must not be compared,
-/// so a cache that stores vectors re-embeds them when the generation moves.
-/// - observe(text): learns from one request; never changes embed's output.
-/// - refresh_due(): whether enough was learned since the last refresh that
-///   the owner should refresh (and re-embed what it stores).
-/// - refresh(): starts a new generation from what was learned; returns it.
-/// - embed(text, out, generation): embed that also reports the generation
-///   it used, for callers that share an embedder with another owner that
-///   may refresh at any moment.
+/// so a cache that stores vectors re-embeds them under the next weights
+/// (while it still answers with the current ones) and then publishes them.
+/// - observe(text): learns from one request; never changes embed's output;
+/// - refresh_due(): whether enough was learned since the last weights that
+///   the owner should make new ones (and re-embed what it stores);
+/// - next_weights(): weights from everything learned, not yet used by embed(text, out);
+/// - embed(text, out, weights): embed under the given weights;
+/// - publish(weights): embed(text, out) uses these from now on;
+/// - current_weights(), generation(): what embed(text, out) uses now;
+/// - refresh(): next_weights() published at once; returns the new generation.
 template <class E>
 concept LearningEmbedder =
     Embedder<E> && requires(E& e, const E& view, std::string_view text, std::span<float> out,
-                            std::uint64_t& generation) {
+                            typename E::weights_type weights) {
       e.observe(text);
       { view.refresh_due() } -> std::same_as<bool>;
-      { e.refresh() } -> std::same_as<std::uint64_t>;
+      { view.next_weights() } -> std::same_as<typename E::weights_type>;
+      { view.embed(text, out, weights) } -> std::same_as<std::error_code>;
+      e.publish(weights);
+      { view.current_weights() } -> std::same_as<typename E::weights_type>;
       { view.generation() } -> std::same_as<std::uint64_t>;
-      { view.embed(text, out, generation) } -> std::same_as<std::error_code>;
+      { e.refresh() } -> std::same_as<std::uint64_t>;
     };
 
 /// An embedder whose learned state a cache snapshot keeps: save_to appends

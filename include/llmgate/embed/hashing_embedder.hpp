@@ -127,6 +127,15 @@ class hashing_embedder {
  public:
   using options_type = hashing_embedder_options;
 
+  /// IDF weights computed from what was observed; never changed once made.
+  struct idf_table {
+    std::uint64_t generation = 0;
+    std::uint64_t documents = 0;  ///< observed when it was computed
+    std::vector<float> idf;       ///< by slot of a feature's hash
+  };
+  /// One generation's weights; null is generation 0 (every feature weighs 1).
+  using weights_type = std::shared_ptr<const idf_table>;
+
   /// Throws std::invalid_argument for options no embedder can work with.
   explicit hashing_embedder(options_type options = {}) : options_(validated(options)) {
     counts_.assign(std::size_t{1} << options_.frequency_table_bits, 0);
@@ -147,15 +156,14 @@ class hashing_embedder {
   /// errc::dimension_mismatch). A text without any token (empty, or only
   /// punctuation) still gets a unit vector, from its bytes as one feature.
   [[nodiscard]] std::error_code embed(std::string_view text, std::span<float> out) const {
-    std::uint64_t generation;
-    return embed(text, out, generation);
+    return embed(text, out, current_weights());
   }
 
-  /// embed() that also reports the generation whose weights it used.
+  /// embed() with the given weights instead of the published ones: for
+  /// an owner re-embedding what it stores under the next weights before
+  /// publishing them, or one that must know which generation it used.
   [[nodiscard]] std::error_code embed(std::string_view text, std::span<float> out,
-                                      std::uint64_t& generation) const {
-    const auto weights = published();
-    generation = weights ? weights->generation : 0;
+                                      const weights_type& weights) const {
     if (out.size() != options_.dimension) return make_error_code(errc::dimension_mismatch);
 
     auto& scratch = detail::thread_hashing_scratch();
@@ -195,7 +203,7 @@ class hashing_embedder {
   /// by refresh_growth since the last refresh.
   bool refresh_due() const {
     if (options_.first_refresh == 0) return false;
-    const auto weights = published();
+    const auto weights = current_weights();
     const std::uint64_t last = weights ? weights->documents : 0;
     const double due = std::max(static_cast<double>(options_.first_refresh),
                                 static_cast<double>(last) * options_.refresh_growth);
@@ -203,10 +211,10 @@ class hashing_embedder {
     return documents_ > last && static_cast<double>(documents_) >= due;
   }
 
-  /// Publishes IDF weights computed from everything observed so far, as a
-  /// new generation, and returns it. Embeds already running finish with
-  /// the weights they started with.
-  std::uint64_t refresh() {
+  /// Computes weights from everything observed so far, as the next
+  /// generation, without publishing them: embed(text, out, weights) uses
+  /// them, embed(text, out) keeps the published ones until publish().
+  weights_type next_weights() const {
     auto next = std::make_shared<idf_table>();
     {
       std::lock_guard lock(learning_mutex_);
@@ -218,23 +226,42 @@ class hashing_embedder {
       for (std::size_t slot = 0; slot < counts_.size(); ++slot)
         next->idf[slot] = static_cast<float>(1.0 + std::max(0.0, std::log(documents / (counts_[slot] + 1.0))));
     }
+    next->generation = generation() + 1;
+    return next;
+  }
+
+  /// Makes `weights` (from next_weights()) the ones embed() uses. Embeds
+  /// already running finish with the weights they started with.
+  void publish(weights_type weights) {
     std::lock_guard lock(publish_mutex_);
-    next->generation = (published_ ? published_->generation : 0) + 1;
-    published_ = std::move(next);
-    return published_->generation;
+    published_ = std::move(weights);
+  }
+
+  /// next_weights() published at once; returns their generation.
+  std::uint64_t refresh() {
+    auto next = next_weights();
+    const auto generation = next->generation;
+    publish(std::move(next));
+    return generation;
+  }
+
+  /// The weights embed() uses now.
+  weights_type current_weights() const {
+    std::lock_guard lock(publish_mutex_);
+    return published_;
   }
 
   /// The generation of the weights embed() uses now: 0 before the first
   /// refresh, then one more at each refresh.
   std::uint64_t generation() const {
-    const auto weights = published();
+    const auto weights = current_weights();
     return weights ? weights->generation : 0;
   }
 
   /// Appends the options and the learned state (document frequencies and
   /// the published weights) to a snapshot, e.g. the semantic cache's.
   void save_to(store::snapshot_writer& out) const {
-    const auto weights = published();
+    const auto weights = current_weights();
     std::lock_guard lock(learning_mutex_);
     out.write(static_cast<std::uint64_t>(options_.dimension));
     out.write(static_cast<std::uint32_t>(options_.frequency_table_bits));
@@ -329,12 +356,6 @@ class hashing_embedder {
   static constexpr std::uint32_t file_version = 1;
 
  private:
-  // Weights published by refresh(); never changed once published.
-  struct idf_table {
-    std::uint64_t generation = 0;
-    std::uint64_t documents = 0;  // observed when it was computed
-    std::vector<float> idf;       // by slot_of(feature hash)
-  };
 
   // Seeds that keep the kinds of features apart in hash space.
   static constexpr std::uint64_t word_seed = 0x9E3779B97F4A7C15ull;
@@ -360,11 +381,6 @@ class hashing_embedder {
     if (const auto problem = problem_with(options); !problem.empty())
       throw std::invalid_argument("hashing_embedder: " + problem);
     return options;
-  }
-
-  std::shared_ptr<const idf_table> published() const {
-    std::lock_guard lock(publish_mutex_);
-    return published_;
   }
 
   // A hash's three independent parts: its dimension (low 32 bits, by

@@ -7,7 +7,7 @@
 // answered fresh, so a guard trades a few hits for precision.
 #pragma once
 
-#include <algorithm>    // std::sort, std::ranges::equal
+#include <algorithm>    // std::sort, std::find, std::ranges::is_permutation
 #include <array>        // std::array
 #include <concepts>     // std::same_as
 #include <string>       // std::string
@@ -33,22 +33,26 @@ struct no_guard {
 };
 
 /// Vetoes a hit when the two requests
-/// - carry different numbers ("2 hours" vs "3 hours"; order does not matter),
+/// - carry different numbers ("2 hours" vs "3 hours"),
 /// - differ in negation (one says not/never/no/without... the other does not,
 ///   counted modulo two so "not un-" style doubles cancel),
-/// - compare the same things in swapped order ("is A faster than B" vs "is B
-///   faster than A": same words, a comparison word, another order).
-/// Negation and comparison words are listed for English, German, French,
-/// Spanish and Russian; numbers work in every script.
+/// - carry the same numbers in another order ("from 3 to 5" vs "from 5 to 3"),
+/// - name the same things in swapped order around a comparison or a
+///   direction ("is A faster than B" vs "is B faster than A", "from A to B"
+///   vs "from B to A": the same words, such a word, another order).
+/// Negation, comparison and direction words are listed for English, German,
+/// French, Spanish and Russian; numbers work in every script.
 class lexical_guard {
  public:
   veto_reason vetoes(std::string_view request, std::string_view stored) const {
     token_list a, b;
     tokenize(request, a);
     tokenize(stored, b);
-    if (numbers(a) != numbers(b)) return veto_reason::numbers_differ;
+    const auto numbers_a = numbers(a), numbers_b = numbers(b);
+    if (!std::ranges::is_permutation(numbers_a, numbers_b)) return veto_reason::numbers_differ;
     if (negations(a) % 2 != negations(b) % 2) return veto_reason::negation_differs;
-    if (has_comparison(a) && has_comparison(b)) {
+    if (numbers_a != numbers_b) return veto_reason::order_swapped;
+    if (has_order_word(a) && has_order_word(b)) {
       auto words_a = words(a), words_b = words(b);
       if (words_a != words_b) {
         std::sort(words_a.begin(), words_a.end());
@@ -64,18 +68,20 @@ class lexical_guard {
       "not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
       "without", "cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent",
       "wasnt", "wont", "shouldnt", "nicht", "kein", "pas", "sin", "не"};
-  static constexpr std::array<std::string_view, 12> comparison_words = {
-      "than", "vs", "versus", "or", "better", "worse", "als", "oder", "que", "ou", "чем", "или"};
+  // Words around which the order of the things named matters.
+  static constexpr std::array<std::string_view, 22> order_words = {
+      "than", "vs", "versus", "or", "better", "worse", "from", "to", "into",
+      "als", "oder", "von", "nach", "que", "ou", "vers", "desde", "hacia", "чем", "или", "из", "до"};
 
   static bool is_one_of(std::string_view word, auto const& list) {
     return std::find(list.begin(), list.end(), word) != list.end();
   }
 
+  // In the order they appear.
   static std::vector<std::string_view> numbers(const token_list& tokens) {
     std::vector<std::string_view> found;
     for (std::size_t i = 0; i < tokens.size(); ++i)
       if (tokens[i].kind == token_kind::number) found.push_back(tokens[i].text);
-    std::sort(found.begin(), found.end());
     return found;
   }
 
@@ -86,9 +92,9 @@ class lexical_guard {
     return count;
   }
 
-  static bool has_comparison(const token_list& tokens) {
+  static bool has_order_word(const token_list& tokens) {
     for (std::size_t i = 0; i < tokens.size(); ++i)
-      if (is_one_of(tokens[i].text, comparison_words)) return true;
+      if (is_one_of(tokens[i].text, order_words)) return true;
     return false;
   }
 

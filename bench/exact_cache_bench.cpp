@@ -8,7 +8,7 @@
 // irregular spacing and capitals, and answers of 200 bytes. Both caches
 // hold all N, so nothing is evicted, but llmgate's LRU bookkeeping runs on
 // every hit. Lookups pick requests uniformly at random: the worst case for
-// the processor's caches, where real traffic repeats its popular requests. Both normalise with the same ascii_normalizer. The peer is
+// the processor's caches, where real traffic repeats its popular requests. Both normalise with the same text_normalizer. The peer is
 // keyed by the normalised text alone: the benchmark has one scope, so the
 // peer is spared the scope that llmgate hashes, stores and checks.
 //
@@ -145,7 +145,7 @@ class unordered_map_cache {
   }
 
  private:
-  llmgate::ascii_normalizer normalize_;
+  llmgate::text_normalizer normalize_;
   std::mutex mutex_;
   std::unordered_map<std::string, std::string> map_;
 };

@@ -97,9 +97,12 @@ BOOST_AUTO_TEST_CASE(normalisation_makes_spacing_and_case_one_key) {
     BOOST_TEST(cache.find(acme, same).value_or("") == "hi", same);
   BOOST_TEST(!cache.find(acme, "helloworld"));
   BOOST_TEST(cache.make_key(acme, " A \r\n b ").text == "a b");
+  // In every script, not only ASCII.
+  cache.insert(acme, "ÉTÉ À ΑΘΗΝΑ", "summer");
+  BOOST_TEST(cache.find(acme, "été à αθηνα").value_or("") == "summer");
 
   // Each half of the normalisation can be turned off.
-  exact_cache<std::string> case_sensitive({}, {}, {.collapse_whitespace = true, .lower_case = false});
+  exact_cache<std::string> case_sensitive({}, {}, {.options = {.collapse_whitespace = true, .case_fold = false}});
   case_sensitive.insert(acme, "Hello   World", "hi");
   BOOST_TEST(case_sensitive.find(acme, "Hello World").has_value());
   BOOST_TEST(!case_sensitive.find(acme, "hello world"));

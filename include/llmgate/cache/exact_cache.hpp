@@ -53,6 +53,7 @@
 #include "llmgate/cache/eviction/lru.hpp"
 #include "llmgate/cache/scope.hpp"
 #include "llmgate/cache/value_traits.hpp"
+#include "llmgate/embed/text.hpp"
 #include "llmgate/error.hpp"
 #include "llmgate/store/snapshot_file.hpp"
 
@@ -66,44 +67,21 @@ concept Normalizer = std::copyable<N> && requires(const N& normalize, std::strin
   { normalize(text) } -> std::convertible_to<std::string>;
 };
 
-/// The default normaliser, ASCII only: runs of ASCII whitespace become one
-/// space and the ends are trimmed; A-Z become a-z. Bytes above 127 (UTF-8)
-/// pass through unchanged, so "ÉTÉ" and "été" stay apart; a Unicode-aware
-/// normaliser folds those too.
-struct ascii_normalizer {
-  bool collapse_whitespace = true;
-  bool lower_case = true;
+/// The default normaliser: normalize_text (embed/text.hpp) with white space
+/// collapsed and, by default here, case folded in every script, so "ÉTÉ"
+/// and "été" share an entry. Set options.case_fold = false where case
+/// changes answers (code, acronyms). ASCII requests take a fast path.
+struct text_normalizer {
+  normalize_options options{.collapse_whitespace = true, .case_fold = true};
 
   std::string operator()(std::string_view text) const {
-    // Written through a pointer into a buffer sized once (the result is
-    // never longer than the input): a third of the time of appending.
-    std::string out(text.size(), '\0');
-    char* const first = out.data();
-    char* next = first;
-    bool space_pending = false;
-    for (const char c : text) {
-      if (collapse_whitespace && is_ascii_space(c)) {
-        space_pending = next != first;  // leading spaces never become one
-        continue;
-      }
-      if (space_pending) {
-        *next++ = ' ';
-        space_pending = false;
-      }
-      *next++ = lower_case && c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-    }
-    out.resize(static_cast<std::size_t>(next - first));
+    std::string out;
+    normalize_text(text, options, out);
     return out;
-  }
-
- private:
-  // Not std::isspace: that one depends on the C locale.
-  static bool is_ascii_space(char c) noexcept {
-    return c == ' ' || (c >= '\t' && c <= '\r');  // \t \n \v \f \r
   }
 };
 
-static_assert(Normalizer<ascii_normalizer>);
+static_assert(Normalizer<text_normalizer>);
 
 /// A request made ready for the cache: normalised once and hashed once, so
 /// the insert that follows a miss does neither again.
@@ -144,7 +122,7 @@ struct exact_cache_statistics {
 };
 
 template <std::copy_constructible Value, EvictionPolicy Eviction = lru_eviction,
-          Normalizer TextNormalizer = ascii_normalizer>
+          Normalizer TextNormalizer = text_normalizer>
 class exact_cache {
  public:
   using value_type = Value;

@@ -8,7 +8,7 @@
 #include <concepts>     // std::integral
 #include <cstdarg>      // va_list for progress()
 #include <cstdio>       // std::snprintf, std::vfprintf
-#include <ctime>        // std::time, localtime_r, std::strftime
+#include <ctime>        // std::time, localtime_r, std::strftime, clock_gettime
 #include <filesystem>   // std::filesystem::create_directories
 #include <fstream>      // std::ofstream
 #include <iostream>     // std::cout
@@ -32,6 +32,15 @@ double time_once(Work&& work) {
   const auto start = steady::now();
   work();
   return seconds_since(start);
+}
+
+/// Seconds of processor time this thread has used: unlike steady_clock, it
+/// does not count the time the thread waited while others ran, which on a
+/// shared machine is most of a slow outlier.
+inline double thread_cpu_seconds() {
+  timespec now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
 /// printf-style progress line on stderr, so stdout stays tables and JSON.

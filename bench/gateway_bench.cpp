@@ -1,0 +1,296 @@
+// gateway benchmark: what the gateway adds to a request, how many cached
+// answers it serves, and whether its memory holds still under a long run.
+// Everything runs in this process on loopback: an upstream that answers
+// instantly (Beast, one thread), the gateway (two threads), and a load
+// generator of the project's own (Beast, one thread, keep-alive
+// connections).
+//
+//   gateway_overhead  open loop at a fixed rate (5000 requests/s), every
+//                     request a different question, so every one is a cache
+//                     miss relayed upstream; the same load is sent to the
+//                     upstream directly in the same run, and the added
+//                     p50/p99 are the differences of the two distributions.
+//                     Latency counts from when a request was due, so a
+//                     stall delays the requests behind it too.
+//   gateway_hits      closed loop, 32 connections: exact hits (the same
+//                     request) and semantic hits (a rephrasing of a stored
+//                     one); requests per second and p99.
+//   gateway_soak      1,000,000 requests, 90% repeats of 1000 questions and
+//                     10% new ones (misses that evict at the caches'
+//                     capacity), RSS of this process after a warm-up and at
+//                     the end.
+//
+//   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N]
+#include <algorithm>  // std::sort, std::max
+#include <atomic>     // std::atomic
+#include <chrono>     // std::chrono
+#include <cstdio>     // std::printf
+#include <cstdlib>    // std::atof, std::atoll
+#include <fstream>    // std::ifstream
+#include <functional> // std::function
+#include <iostream>   // std::cout
+#include <string>     // std::string
+#include <thread>     // std::thread
+#include <vector>     // std::vector
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <llmgate/server/gateway.hpp>
+
+#include "bench_support.hpp"
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+using namespace llmgate_bench;
+
+namespace {
+
+// A model server that answers every request at once with the same answer.
+class instant_upstream {
+ public:
+  instant_upstream() {
+    llmgate::chat_response answer;
+    answer.id = "chatcmpl-bench";
+    answer.model = "bench-model";
+    answer.content = "An instant answer.";
+    answer.finish_reason = "stop";
+    answer.usage = {12, 4, 0, 0};
+    body_ = boost::json::serialize(llmgate::to_json(answer));
+    acceptor_.open(tcp::v4());
+    acceptor_.set_option(tcp::acceptor::reuse_address(true));
+    acceptor_.bind({net::ip::make_address("127.0.0.1"), 0});
+    acceptor_.listen();
+    net::co_spawn(io_, accept(), net::detached);
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~instant_upstream() {
+    io_.stop();
+    thread_.join();
+  }
+  unsigned short port() const { return acceptor_.local_endpoint().port(); }
+
+ private:
+  net::awaitable<void> accept() {
+    for (;;) {
+      auto socket = co_await acceptor_.async_accept(net::use_awaitable);
+      socket.set_option(tcp::no_delay(true));
+      net::co_spawn(io_, serve(std::move(socket)), net::detached);
+    }
+  }
+  net::awaitable<void> serve(tcp::socket socket) {
+    beast::flat_buffer buffer;
+    for (;;) {
+      http::request<http::string_body> request;
+      auto [ec, n] = co_await http::async_read(socket, buffer, request, net::as_tuple(net::use_awaitable));
+      if (ec) co_return;
+      http::response<http::string_body> response(http::status::ok, 11);
+      response.set(http::field::content_type, "application/json");
+      response.body() = body_;
+      response.keep_alive(request.keep_alive());
+      response.prepare_payload();
+      auto [write_error, written] = co_await http::async_write(socket, response, net::as_tuple(net::use_awaitable));
+      if (write_error) co_return;
+    }
+  }
+
+  std::string body_;
+  net::io_context io_;
+  tcp::acceptor acceptor_{io_};
+  std::thread thread_;
+};
+
+struct load_result {
+  std::vector<double> latency_us;  // sorted
+  std::size_t errors = 0;
+  double seconds = 0;
+
+  double percentile(double q) const {
+    if (latency_us.empty()) return 0;
+    return latency_us[std::min(latency_us.size() - 1, static_cast<std::size_t>(q * latency_us.size()))];
+  }
+  double rps() const { return static_cast<double>(latency_us.size()) / seconds; }
+};
+
+// Sends request i (the body `body(i)`) on one of `connections` keep-alive
+// connections: at time start + i / rate when rate > 0 (open loop), else as
+// soon as that connection's previous answer is in (closed loop).
+load_result drive(unsigned short port, std::size_t requests, std::size_t connections, double rate,
+                  const std::function<std::string(std::size_t)>& body) {
+  net::io_context io;
+  std::vector<double> latency(requests);
+  std::atomic<std::size_t> next{0}, errors{0}, answered{0};
+  const auto start = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  const auto due = [&](std::size_t i) {
+    return start + std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 * static_cast<double>(i) / rate));
+  };
+  const auto connection = [&]() -> net::awaitable<void> {
+    beast::tcp_stream stream(co_await net::this_coro::executor);
+    co_await stream.async_connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port), net::use_awaitable);
+    stream.socket().set_option(tcp::no_delay(true));
+    beast::flat_buffer buffer;
+    net::steady_timer timer(stream.get_executor());
+    for (std::size_t i; (i = next++) < requests;) {
+      auto sent = std::chrono::steady_clock::now();
+      if (rate > 0) {
+        timer.expires_at(due(i));
+        co_await timer.async_wait(net::use_awaitable);
+        sent = due(i);
+      }
+      http::request<http::string_body> request(http::verb::post, "/v1/chat/completions", 11);
+      request.set(http::field::host, "127.0.0.1");
+      request.set(http::field::authorization, "Bearer bench-key");
+      request.set(http::field::content_type, "application/json");
+      request.body() = body(i);
+      request.prepare_payload();
+      co_await http::async_write(stream, request, net::use_awaitable);
+      http::response<http::string_body> response;
+      co_await http::async_read(stream, buffer, response, net::use_awaitable);
+      latency[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - sent).count();
+      if (response.result_int() != 200) ++errors;
+      ++answered;
+    }
+  };
+  for (std::size_t c = 0; c < connections; ++c) net::co_spawn(io, connection(), net::detached);
+  const auto began = std::chrono::steady_clock::now();
+  io.run();
+  load_result result;
+  result.seconds = seconds_since(began);
+  result.errors = errors + (requests - answered);  // a dropped connection loses its requests
+  result.latency_us = std::move(latency);
+  std::sort(result.latency_us.begin(), result.latency_us.end());
+  return result;
+}
+
+std::string chat(const std::string& question) {
+  return boost::json::serialize(boost::json::object{
+      {"model", "bench-model"},
+      {"messages", boost::json::array{boost::json::object{{"role", "user"}, {"content", question}}}}});
+}
+
+std::string question(std::size_t i) { return "Benchmark question number " + std::to_string(i) + ", please answer."; }
+
+double rss_mib() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.c_str() + 6) / 1024;
+  return 0;
+}
+
+llmgate::gateway_config bench_config(unsigned short upstream_port, bool caches) {
+  llmgate::gateway_config config;
+  config.port = 0;
+  config.threads = 2;
+  config.models = {"bench-model"};
+  config.backends = {{.name = "upstream", .base_url = "http://127.0.0.1:" + std::to_string(upstream_port) + "/v1",
+                      .retries = 0}};
+  config.tenants = {{"bench", "bench-key"}};
+  config.log_requests = false;
+  config.exact_cache = caches;
+  config.semantic_cache = caches;
+  config.exact_max_entries = 20'000;
+  config.semantic_max_entries = 20'000;
+  return config;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double rate = 5000, seconds = 3;
+  std::size_t soak = 1'000'000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string option = argv[i];
+    if (option == "--rate") rate = std::atof(argv[i + 1]);
+    else if (option == "--seconds") seconds = std::atof(argv[i + 1]);
+    else if (option == "--soak") soak = static_cast<std::size_t>(std::atoll(argv[i + 1]));
+  }
+  const auto overhead_requests = static_cast<std::size_t>(rate * seconds);
+  instant_upstream upstream;
+  table results({"run", "requests", "rps", "p50_us", "p99_us", "errors"});
+  std::vector<json_line> lines;
+  const auto row = [&](const std::string& name, const load_result& r) {
+    results.add_row({name, std::to_string(r.latency_us.size()), number(r.rps()), number(r.percentile(0.5)),
+                     number(r.percentile(0.99)), std::to_string(r.errors)});
+  };
+
+  // Overhead on misses: the upstream alone, then through the gateway with and without caches.
+  progress("gateway bench: %zu requests at %.0f/s straight to the upstream", overhead_requests, rate);
+  const auto direct =
+      drive(upstream.port(), overhead_requests, 64, rate, [](std::size_t i) { return chat(question(i)); });
+  row("upstream directly", direct);
+  for (const bool caches : {true, false}) {
+    llmgate::gateway gateway(bench_config(upstream.port(), caches), nullptr);
+    gateway.start();
+    progress("gateway bench: the same through the gateway, caches %s", caches ? "on" : "off");
+    const auto through = drive(gateway.port(), overhead_requests, 64, rate,
+                               [](std::size_t i) { return chat(question(1'000'000 + i)); });
+    row(caches ? "gateway, misses, caches on" : "gateway, caches off", through);
+    lines.push_back(json_line()
+                        .add("bench", "gateway_overhead")
+                        .add("rps", rate)
+                        .add("caches", caches ? "on" : "off")
+                        .add("added_p50_us", through.percentile(0.5) - direct.percentile(0.5))
+                        .add("added_p99_us", through.percentile(0.99) - direct.percentile(0.99))
+                        .add("direct_p50_us", direct.percentile(0.5))
+                        .add("direct_p99_us", direct.percentile(0.99))
+                        .add("errors", through.errors + direct.errors));
+  }
+
+  // Hits, as fast as 32 connections get them.
+  {
+    llmgate::gateway gateway(bench_config(upstream.port(), true), nullptr);
+    gateway.start();
+    drive(gateway.port(), 1, 1, 0, [](std::size_t) { return chat("What is the capital of France?"); });
+    for (const auto& [kind, asked] : {std::pair{"exact", "What is the capital of France?"},
+                                      std::pair{"semantic", "what is the capital city of France"}}) {
+      progress("gateway bench: %s hits, closed loop", kind);
+      const std::string body = chat(asked);
+      const auto hits = drive(gateway.port(), 200'000, 32, 0, [&](std::size_t) { return body; });
+      row(std::string("gateway, ") + kind + " hits", hits);
+      lines.push_back(json_line()
+                          .add("bench", "gateway_hits")
+                          .add("kind", kind)
+                          .add("rps", hits.rps())
+                          .add("p50_us", hits.percentile(0.5))
+                          .add("p99_us", hits.percentile(0.99))
+                          .add("errors", hits.errors));
+    }
+  }
+
+  // Soak: a long mixed run; memory after warm-up and at the end.
+  {
+    llmgate::gateway gateway(bench_config(upstream.port(), true), nullptr);
+    gateway.start();
+    const auto mixed = [](std::size_t offset) {
+      return [offset](std::size_t i) {
+        return chat(i % 10 == 0 ? question(10'000'000 + offset + i) : question(i % 1000));
+      };
+    };
+    const std::size_t warm_up = std::max<std::size_t>(soak / 5, 1);
+    progress("gateway bench: soak warm-up, %zu requests", warm_up);
+    const auto warm = drive(gateway.port(), warm_up, 32, 0, mixed(0));
+    const double rss_warm = rss_mib();
+    progress("gateway bench: soak, %zu requests", soak);
+    const auto long_run = drive(gateway.port(), soak, 32, 0, mixed(warm_up));
+    const double rss_end = rss_mib();
+    row("gateway soak", long_run);
+    lines.push_back(json_line()
+                        .add("bench", "gateway_soak")
+                        .add("requests", soak)
+                        .add("rss_warm_mib", rss_warm)
+                        .add("rss_end_mib", rss_end)
+                        .add("rss_growth_pct", 100 * (rss_end - rss_warm) / rss_warm)
+                        .add("rps", long_run.rps())
+                        .add("errors", long_run.errors + warm.errors));
+  }
+
+  std::printf("llmgate gateway on loopback: open loop at %.0f requests/s for %.0f s, then hits and a soak\n\n", rate,
+              seconds);
+  results.print(std::cout);
+  std::printf("\n");
+  publish("gateway", results, lines);
+  return 0;
+}

@@ -233,8 +233,8 @@ int main(int argc, char** argv) {
   double longest_insert_us = 0;
   for (const auto& r : table) longest_insert_us = std::max(longest_insert_us, r.longest_insert_us);
   std::printf(
-      "lookup times: CPU time of embed + search + guard; longest single insert: %.1f ms (the embedder's "
-      "refresh, re-embedding every stored request)\n",
+      "lookup times: CPU time of embed + search + guard; longest single insert: %.1f ms (the insert that "
+      "re-embedded every stored request under new weights; other threads' lookups and inserts go on meanwhile)\n",
       longest_insert_us / 1000);
   print_target(statics, adaptives);
 

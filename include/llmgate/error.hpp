@@ -22,6 +22,12 @@ enum class errc {
   truncated_file,          ///< the file ends before its content does
   corrupt_file,            ///< checksum fine but the content is inconsistent
   wrong_kind_of_file,      ///< another llmgate structure, metric or dimension
+  invalid_request,         ///< a chat or embedding request has a wrong type or misses a field
+  upstream_error,          ///< a model server answered with an error status
+  upstream_unreachable,    ///< a model server could not be reached or dropped the connection
+  upstream_timeout,        ///< a model server took longer than a timeout allows
+  upstream_protocol_error, ///< a model server's answer breaks its protocol (bad JSON, SSE, size)
+  circuit_open,            ///< a backend is resting after repeated failures
 };
 
 namespace detail {
@@ -42,6 +48,12 @@ class error_category_impl final : public std::error_category {
       case errc::truncated_file: return "file is truncated";
       case errc::corrupt_file: return "file content is inconsistent (corrupt file)";
       case errc::wrong_kind_of_file: return "file holds a different structure, metric or dimension";
+      case errc::invalid_request: return "invalid request";
+      case errc::upstream_error: return "model server answered with an error";
+      case errc::upstream_unreachable: return "model server unreachable or connection lost";
+      case errc::upstream_timeout: return "model server timed out";
+      case errc::upstream_protocol_error: return "model server's answer breaks its protocol";
+      case errc::circuit_open: return "backend circuit breaker is open";
     }
     return "unknown llmgate error";
   }

@@ -1,0 +1,317 @@
+// http_client: the HTTP/1.1 client every adapter speaks through, on
+// Boost.Beast and Asio C++20 coroutines.
+//
+// - Keep-alive: after a complete response that allows it, the connection
+//   goes back to a pool per origin (scheme, host, port) and the next request
+//   to that origin reuses it. A reused connection that the server had
+//   already closed (the usual keep-alive race) is detected before any byte
+//   of the response arrived, and the request is sent once more on a new one.
+// - TLS through OpenSSL, verifying the server's certificate chain and host
+//   name by default (the system's trust store, or options.ca_file).
+// - Timeouts: connect (TCP connect and TLS handshake), first byte (from
+//   sending the request to the end of the response header) and idle (the
+//   longest wait for the next piece of the body). Name resolution has the
+//   system resolver's own timeouts.
+// - Cancellation: Asio's per-operation cancellation of the awaiting
+//   coroutine cancels the exchange (the connection is then dropped); it
+//   surfaces as boost::system::system_error(operation_aborted), untouched.
+// - Chunked and Content-Length bodies alike; a body arriving in pieces can
+//   be handed to the caller piece by piece (send_streaming) for SSE/NDJSON.
+// - No proxies: requests go straight to the origin.
+//
+// Failures throw llmgate::error with errc::upstream_unreachable (resolve,
+// connect, TLS, connection lost), upstream_timeout, or
+// upstream_protocol_error (malformed HTTP, a body over max_body_bytes);
+// the message names the request and what it was doing.
+//
+// Thread safety: one client may serve coroutines on many threads; the pool
+// has a lock, each exchange owns its connection.
+#pragma once
+
+#include <atomic>       // std::atomic
+#include <chrono>       // std::chrono::steady_clock, milliseconds
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint64_t
+#include <functional>   // std::function
+#include <limits>       // std::numeric_limits
+#include <memory>       // std::unique_ptr, std::make_unique
+#include <mutex>        // std::mutex, std::lock_guard
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <unordered_map>  // origin -> idle connections
+#include <utility>      // std::move, std::pair
+#include <variant>      // std::variant, std::visit
+#include <vector>       // std::vector
+
+#include <boost/asio/as_tuple.hpp>       // net::as_tuple: errors as values where some are expected
+#include <boost/asio/awaitable.hpp>      // net::awaitable
+#include <boost/asio/ip/tcp.hpp>         // tcp::resolver, tcp::no_delay
+#include <boost/asio/ssl/context.hpp>    // ssl::context
+#include <boost/asio/ssl/host_name_verification.hpp>  // certificate host name check
+#include <boost/asio/this_coro.hpp>      // net::this_coro::executor
+#include <boost/asio/use_awaitable.hpp>  // net::use_awaitable
+#include <boost/beast/core/flat_buffer.hpp>  // beast::flat_buffer
+#include <boost/beast/core/tcp_stream.hpp>   // beast::tcp_stream: a socket with timeouts
+#include <boost/beast/http.hpp>          // http::request, response, parser, async_read/write
+#include <boost/beast/ssl/ssl_stream.hpp>    // beast::ssl_stream
+#include <boost/system/system_error.hpp> // boost::system::system_error
+
+#include "llmgate/backend/url.hpp"
+#include "llmgate/error.hpp"
+
+namespace llmgate::inline v0 {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+using http_request = http::request<http::string_body>;
+using http_response = http::response<http::string_body>;
+
+/// Receives each piece of a streamed response body as it arrives.
+using body_handler = std::function<net::awaitable<void>(std::string_view)>;
+
+struct http_client_options {
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds first_byte_timeout{120'000};  ///< models may think long before answering
+  std::chrono::milliseconds idle_timeout{60'000};         ///< between two pieces of a body
+  std::size_t max_body_bytes = std::size_t{64} << 20;     ///< for bodies read whole (not streamed)
+  std::size_t max_idle_connections_per_origin = 32;
+  std::chrono::milliseconds keep_alive_timeout{30'000};   ///< idle longer than this: closed, not reused
+  bool verify_peer = true;                                ///< TLS certificate and host name checks
+  std::string ca_file = {};  ///< PEM file of trusted CAs; "" for the system's trust store
+};
+
+class http_client {
+ public:
+  using executor_type = net::any_io_executor;
+
+  /// Connections are made on `executor`, which must outlive the client.
+  /// Throws boost::system::system_error when options.ca_file cannot be read.
+  explicit http_client(executor_type executor, http_client_options options = {})
+      : executor_(std::move(executor)),
+        options_(std::move(options)),
+        tls_context_(net::ssl::context::tls_client) {
+    if (options_.verify_peer) {
+      tls_context_.set_verify_mode(net::ssl::verify_peer);
+      if (options_.ca_file.empty()) tls_context_.set_default_verify_paths();
+      else tls_context_.load_verify_file(options_.ca_file);
+    } else {
+      tls_context_.set_verify_mode(net::ssl::verify_none);
+    }
+  }
+
+  http_client(const http_client&) = delete;
+  http_client& operator=(const http_client&) = delete;
+
+  const http_client_options& options() const noexcept { return options_; }
+  const executor_type& get_executor() const noexcept { return executor_; }
+
+  /// Sends `request` to `url`'s origin (the target is the request's) and
+  /// reads the whole response, up to options().max_body_bytes.
+  net::awaitable<http_response> send(const base_url& url, http_request request) {
+    co_return co_await exchange(url, std::move(request), nullptr);
+  }
+
+  /// As send, but a 2xx body goes to `on_body` piece by piece as it arrives
+  /// and the returned response has an empty body. Other statuses are read
+  /// whole, as send does, for their error objects. An exception from
+  /// on_body ends the exchange, drops the connection and propagates.
+  net::awaitable<http_response> send_streaming(const base_url& url, http_request request,
+                                               body_handler on_body) {
+    co_return co_await exchange(url, std::move(request), &on_body);
+  }
+
+  /// Connections opened so far (a measure of keep-alive reuse).
+  std::uint64_t connections_opened() const noexcept { return connections_opened_.load(); }
+
+  /// Connections waiting in the pool for their next request.
+  std::size_t idle_connections() const {
+    std::lock_guard lock(mutex_);
+    std::size_t count = 0;
+    for (const auto& [origin, connections] : idle_) count += connections.size();
+    return count;
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+
+  struct connection {
+    explicit connection(beast::tcp_stream tcp) : stream(std::move(tcp)) {}
+    connection(beast::tcp_stream tcp, net::ssl::context& context)
+        : stream(std::in_place_type<tls_stream>, std::move(tcp), context) {}
+    std::variant<beast::tcp_stream, tls_stream> stream;
+    beast::flat_buffer buffer;  ///< bytes read past a message stay with their connection
+    clock::time_point idle_since;
+  };
+
+  /// What an exchange was doing when it failed: for the error message and
+  /// to tell a stale pooled connection from a failed request.
+  static constexpr std::string_view sending = "sending the request";
+
+  net::awaitable<http_response> exchange(const base_url& url, http_request request,
+                                         const body_handler* on_body) {
+    request.set(http::field::host, url.host_header());
+    if (request.find(http::field::user_agent) == request.end())
+      request.set(http::field::user_agent, "llmgate");
+    request.keep_alive(true);
+    request.prepare_payload();
+    const std::string origin = url.origin();
+    for (bool first_try = true;; first_try = false) {
+      std::unique_ptr<connection> link = take(origin);
+      const bool was_reused = link != nullptr;
+      std::string_view phase = "connecting";
+      try {
+        if (!link) link = co_await connect(url);
+        auto exchanged = co_await std::visit(
+            [&](auto& stream) { return exchange_on(stream, *link, request, on_body, phase); },
+            link->stream);
+        if (exchanged.second && link->buffer.size() == 0) give_back(origin, std::move(link));
+        co_return std::move(exchanged.first);
+      } catch (const boost::system::system_error& failure) {
+        const auto code = failure.code();
+        if (code == net::error::operation_aborted) throw;  // cancelled by the caller
+        // end_of_stream: closed before the first byte of a response; a reset
+        // or broken pipe while sending: the server had closed its end.
+        const bool stale = was_reused && first_try &&
+                           (code == http::error::end_of_stream ||
+                            (phase == sending && (code == net::error::connection_reset ||
+                                                        code == net::error::broken_pipe)));
+        if (!stale) throw error(classify(code), describe(request, url, phase, code));
+      }
+    }
+  }
+
+  template <class Stream>
+  net::awaitable<std::pair<http_response, bool>> exchange_on(Stream& stream, connection& link,
+                                                             const http_request& request,
+                                                             const body_handler* on_body,
+                                                             std::string_view& phase) {
+    auto& tcp = beast::get_lowest_layer(stream);
+    phase = sending;
+    tcp.expires_after(options_.first_byte_timeout);
+    co_await http::async_write(stream, request, net::use_awaitable);
+
+    phase = "waiting for the response";
+    http::response_parser<http::empty_body> head;
+    head.header_limit(64 * 1024);
+    head.body_limit(std::numeric_limits<std::uint64_t>::max());
+    co_await http::async_read_header(stream, link.buffer, head, net::use_awaitable);
+
+    phase = "reading the response body";
+    const unsigned status = head.get().result_int();
+    if (on_body && status >= 200 && status < 300) {
+      http::response_parser<http::buffer_body> parser(std::move(head));  // bounded by the consumer
+      char piece[16 * 1024];
+      while (!parser.is_done()) {
+        parser.get().body().data = piece;
+        parser.get().body().size = sizeof piece;
+        tcp.expires_after(options_.idle_timeout);
+        auto [code, bytes] = co_await http::async_read_some(stream, link.buffer, parser,
+                                                            net::as_tuple(net::use_awaitable));
+        if (code && code != http::error::need_buffer) throw boost::system::system_error(code);
+        const std::size_t received = sizeof piece - parser.get().body().size;
+        if (received) co_await (*on_body)(std::string_view(piece, received));
+      }
+      tcp.expires_never();
+      http_response response;
+      response.base() = parser.get().base();
+      co_return std::pair{std::move(response), parser.keep_alive()};
+    }
+    http::response_parser<http::string_body> parser(std::move(head));
+    // The header was read without a limit (a stream may be long); a
+    // Content-Length beyond the limit is refused here, a chunked body while read.
+    parser.body_limit(options_.max_body_bytes);
+    if (parser.content_length().value_or(0) > options_.max_body_bytes)
+      throw boost::system::system_error(http::error::body_limit);
+    // A small answer usually came whole with its header: parse it from the
+    // buffer at once rather than through another asynchronous read.
+    parser.eager(true);
+    boost::system::error_code code;
+    link.buffer.consume(parser.put(link.buffer.data(), code));
+    if (code && code != http::error::need_more) throw boost::system::system_error(code);
+    while (!parser.is_done()) {
+      tcp.expires_after(options_.idle_timeout);
+      co_await http::async_read_some(stream, link.buffer, parser, net::use_awaitable);
+    }
+    tcp.expires_never();
+    const bool keep_alive = parser.keep_alive();
+    co_return std::pair{parser.release(), keep_alive};
+  }
+
+  net::awaitable<std::unique_ptr<connection>> connect(const base_url& url) {
+    net::ip::tcp::resolver resolver(executor_);
+    const auto endpoints = co_await resolver.async_resolve(url.host, url.port, net::use_awaitable);
+    beast::tcp_stream tcp(executor_);
+    tcp.expires_after(options_.connect_timeout);
+    co_await tcp.async_connect(endpoints, net::use_awaitable);
+    tcp.socket().set_option(net::ip::tcp::no_delay(true));  // requests are small; send at once
+    ++connections_opened_;
+    if (!url.tls) {
+      tcp.expires_never();
+      co_return std::make_unique<connection>(std::move(tcp));
+    }
+    auto link = std::make_unique<connection>(std::move(tcp), tls_context_);
+    auto& stream = std::get<tls_stream>(link->stream);
+    // Server Name Indication: hosts sharing an address pick their certificate by name.
+    SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str());
+    if (options_.verify_peer) stream.set_verify_callback(net::ssl::host_name_verification(url.host));
+    co_await stream.async_handshake(net::ssl::stream_base::client, net::use_awaitable);
+    beast::get_lowest_layer(stream).expires_never();
+    co_return link;
+  }
+
+  std::unique_ptr<connection> take(const std::string& origin) {
+    std::lock_guard lock(mutex_);
+    const auto found = idle_.find(origin);
+    if (found == idle_.end()) return nullptr;
+    auto& connections = found->second;
+    while (!connections.empty()) {
+      auto link = std::move(connections.back());
+      connections.pop_back();
+      if (clock::now() - link->idle_since < options_.keep_alive_timeout) return link;
+    }
+    return nullptr;
+  }
+
+  void give_back(const std::string& origin, std::unique_ptr<connection> link) {
+    link->idle_since = clock::now();
+    std::lock_guard lock(mutex_);
+    auto& connections = idle_[origin];
+    if (connections.size() < options_.max_idle_connections_per_origin)
+      connections.push_back(std::move(link));
+  }
+
+  static errc classify(const boost::system::error_code& code) {
+    if (code == beast::error::timeout) return errc::upstream_timeout;
+    // Beast's HTTP errors are malformed messages, but for those that say the
+    // connection ended early.
+    if (code.category() == http::make_error_code(http::error::body_limit).category() &&
+        code != http::error::end_of_stream && code != http::error::partial_message)
+      return errc::upstream_protocol_error;
+    return errc::upstream_unreachable;
+  }
+
+  static std::string describe(const http_request& request, const base_url& url,
+                              std::string_view phase, const boost::system::error_code& code) {
+    std::string text(request.method_string());
+    text += ' ';
+    text += url.origin();
+    text += request.target();
+    text += ": ";
+    text += phase;
+    text += ": ";
+    text += code.message();
+    return text;
+  }
+
+  executor_type executor_;
+  http_client_options options_;
+  net::ssl::context tls_context_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, std::vector<std::unique_ptr<connection>>> idle_;
+  std::atomic<std::uint64_t> connections_opened_{0};
+};
+
+}  // namespace llmgate::inline v0

@@ -1,0 +1,192 @@
+// openai_backend: any server that speaks OpenAI's HTTP API: OpenAI, Azure
+// OpenAI, vLLM, llama.cpp's server, Ollama's /v1, LM Studio...
+//
+//   POST {base_url}/chat/completions   complete() and stream() (SSE)
+//   POST {base_url}/embeddings         embed()
+//   GET  {base_url}/models             models()
+//
+// base_url includes the version, as OpenAI's SDKs take it:
+// "https://api.openai.com/v1", "http://127.0.0.1:8080/v1". Azure OpenAI:
+// base_url ".../openai/deployments/<name>", query "?api-version=...", and
+// the key in headers as {"api-key", key} instead of api_key.
+//
+// Streaming asks for the usage chunk (stream_options.include_usage), so a
+// streamed answer is costed as exactly as a whole one; servers that send it
+// with choices null, empty or not empty are all read. A stream that ends
+// before "data: [DONE]" and before any finish_reason was cut short: that
+// is an upstream_protocol_error.
+#pragma once
+
+#include <memory>       // std::shared_ptr, std::make_shared
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <utility>      // std::move, std::pair
+#include <vector>       // std::vector
+
+#include <boost/asio/awaitable.hpp>  // net::awaitable
+#include <boost/json/monotonic_resource.hpp>  // an arena for request bodies
+#include <boost/json/parse.hpp>      // boost::json::parse
+#include <boost/json/serialize.hpp>  // boost::json::serialize, for error messages
+
+#include "llmgate/backend/backend.hpp"
+#include "llmgate/backend/backend_error.hpp"
+#include "llmgate/backend/chat.hpp"
+#include "llmgate/backend/chat_assembler.hpp"
+#include "llmgate/backend/detail/upstream.hpp"
+#include "llmgate/backend/embedding.hpp"
+#include "llmgate/backend/http_client.hpp"
+#include "llmgate/backend/price_table.hpp"
+#include "llmgate/backend/sse_parser.hpp"
+
+namespace llmgate::inline v0 {
+
+struct openai_options {
+  std::string name = "openai";                         ///< how errors and responses name it
+  std::string base_url = "https://api.openai.com/v1";
+  std::string api_key = {};                            ///< sent as "Authorization: Bearer <key>"
+  std::string model = {};                              ///< when set, replaces the request's model
+  std::string query = {};                              ///< appended to every path, e.g. "?api-version=..."
+  std::vector<std::pair<std::string, std::string>> headers = {};  ///< sent with every request
+  std::shared_ptr<const price_table> prices = {};      ///< prices responses; none: cost 0
+};
+
+class openai_backend {
+ public:
+  /// Shares `client` (and its connection pool) with other backends.
+  openai_backend(std::shared_ptr<http_client> client, openai_options options)
+      : options_(std::move(options)),
+        upstream_(std::move(client), options_.name, options_.base_url, request_headers(options_)) {}
+
+  /// Makes a client of its own on `executor`.
+  openai_backend(net::any_io_executor executor, openai_options options)
+      : openai_backend(std::make_shared<http_client>(std::move(executor)), std::move(options)) {}
+
+  std::string_view name() const noexcept { return options_.name; }
+
+  net::awaitable<chat_response> complete(const chat_request& request) {
+    boost::json::monotonic_resource memory;  // the body lives until it is sent: one arena, few mallocs
+    auto body = wire_request(request, false, &memory);
+    chat_response response = co_await upstream_.post(
+        path("/chat/completions"), body,
+        [](const boost::json::value& answer) { return parse_chat_response(answer); });
+    co_return finish(std::move(response), request);
+  }
+
+  net::awaitable<chat_response> stream(const chat_request& request, chunk_handler on_chunk) {
+    boost::json::monotonic_resource memory;
+    auto body = wire_request(request, true, &memory);
+    sse_parser parser;
+    std::vector<sse_event> events;
+    chat_assembler assembled;
+    bool done = false;
+    co_await upstream_.post_streaming(
+        path("/chat/completions"), body, [&](std::string_view bytes) -> net::awaitable<void> {
+          events.clear();
+          parser.feed(bytes, events);
+          for (const auto& event : events) {
+            if (done) break;  // nothing counts after [DONE]
+            if (event.data == "[DONE]") {
+              done = true;
+              break;
+            }
+            const auto value = parse_event(event.data);
+            const chat_chunk chunk = parse_chat_chunk(value);
+            remember_identity(value.as_object(), assembled.response());
+            assembled.add(chunk);
+            if (!chunk.content_delta.empty() || chunk.finish_reason || chunk.usage ||
+                !chunk.tool_call_deltas.empty())
+              co_await on_chunk(chunk);
+          }
+        });
+    if (!done && assembled.response().finish_reason.empty())
+      throw backend_error(errc::upstream_protocol_error,
+                          options_.name + ": stream ended before data: [DONE]",
+                          {.backend = options_.name});
+    co_return finish(std::move(assembled).take(), request);
+  }
+
+  net::awaitable<embedding_response> embed(const embedding_request& request) {
+    auto wire = request;
+    if (!options_.model.empty()) wire.model = options_.model;
+    const std::size_t count = wire.input.size();
+    embedding_response response = co_await upstream_.post(
+        path("/embeddings"), to_json(wire),
+        [count](const boost::json::value& answer) { return parse_embedding_response(answer, count); });
+    response.backend = options_.name;
+    if (response.model.empty()) response.model = wire.model;
+    if (options_.prices) response.cost_usd = options_.prices->cost(response.model, response.usage);
+    co_return response;
+  }
+
+  /// The ids of the models the server offers (GET /models).
+  net::awaitable<std::vector<std::string>> models() {
+    co_return co_await upstream_.get(path("/models"), [](const boost::json::value& answer) {
+      constexpr auto code = errc::upstream_protocol_error;
+      const auto& object = detail::as_object(answer, "models", code);
+      std::vector<std::string> ids;
+      if (const auto* data = detail::array_field(object, "data", "models", code))
+        for (const auto& model : *data)
+          ids.push_back(detail::string_field(detail::as_object(model, "models.data[]", code), "id",
+                                             "models.data[]", code));
+      return ids;
+    });
+  }
+
+ private:
+  static std::vector<std::pair<std::string, std::string>> request_headers(const openai_options& options) {
+    auto headers = options.headers;
+    if (!options.api_key.empty()) headers.emplace_back("Authorization", "Bearer " + options.api_key);
+    return headers;
+  }
+
+  std::string path(std::string_view api) const { return std::string(api) + options_.query; }
+
+  boost::json::object wire_request(const chat_request& request, bool stream,
+                                   boost::json::storage_ptr storage) const {
+    auto body = to_json(request, std::move(storage));
+    if (!options_.model.empty()) body["model"] = options_.model;
+    body["stream"] = stream;
+    if (stream) {
+      auto& stream_options = body["stream_options"];
+      if (!stream_options.is_object()) stream_options = boost::json::object(body.storage());
+      stream_options.as_object()["include_usage"] = true;
+    }
+    return body;
+  }
+
+  boost::json::value parse_event(std::string_view data) const {
+    boost::system::error_code code;
+    auto value = boost::json::parse(data, code);
+    if (code || !value.is_object())
+      throw error(errc::upstream_protocol_error,
+                  "SSE data is not a JSON object: " + std::string(data.substr(0, 80)));
+    // Some servers report a failure inside the stream instead of a status.
+    if (const auto* failure = value.as_object().if_contains("error"); failure && failure->is_object())
+      throw backend_error(errc::upstream_error,
+                          "stream reported an error: " + boost::json::serialize(*failure),
+                          {.backend = options_.name, .upstream_error = failure->as_object()});
+    return value;
+  }
+
+  static void remember_identity(const boost::json::object& chunk, chat_response& response) {
+    if (response.id.empty())
+      response.id = detail::string_field(chunk, "id", "chunk", errc::upstream_protocol_error);
+    if (response.model.empty())
+      response.model = detail::string_field(chunk, "model", "chunk", errc::upstream_protocol_error);
+    if (const auto* created = chunk.if_contains("created"); created && created->is_int64())
+      response.created = created->get_int64();
+  }
+
+  chat_response finish(chat_response response, const chat_request& request) const {
+    detail::finish_response(response, request, options_.name, options_.model, options_.prices.get());
+    return response;
+  }
+
+  openai_options options_;
+  detail::upstream upstream_;
+};
+
+static_assert(Backend<openai_backend>);
+static_assert(EmbeddingBackend<openai_backend>);
+
+}  // namespace llmgate::inline v0

@@ -1,0 +1,176 @@
+// route_eval's outputs: a table per dataset for people, one CSV of every
+// policy, an SVG plot of accuracy against cost per dataset, and JSON lines
+// for machines.
+#pragma once
+
+#include <algorithm>   // std::sort, std::min, std::max
+#include <cmath>       // std::log10, std::pow, std::floor, std::ceil
+#include <cstdio>      // std::snprintf
+#include <filesystem>  // std::filesystem::path
+#include <fstream>     // std::ofstream
+#include <ostream>     // std::ostream
+#include <string>      // std::string
+#include <vector>      // std::vector
+
+#include "evaluation.hpp"
+
+namespace route_eval {
+
+namespace detail {
+
+template <class... Args>
+std::string format(const char* pattern, Args... args) {
+  std::string text(static_cast<std::size_t>(std::snprintf(nullptr, 0, pattern, args...)), '\0');
+  std::snprintf(text.data(), text.size() + 1, pattern, args...);
+  return text;
+}
+
+inline std::string xml_escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) out += c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
+  return out;
+}
+
+// Every policy of a result, in the order the table shows them.
+inline std::vector<point> all_points(const dataset_result& r) {
+  std::vector<point> points = r.singles;
+  for (const auto& p : {r.random, r.cheapest, r.best, r.oracle}) points.push_back(p);
+  points.insert(points.end(), r.llmgate.begin(), r.llmgate.end());
+  return points;
+}
+
+}  // namespace detail
+
+/// What the issue asks of a dataset: routerbench's files reach the best
+/// single model's accuracy (within 0.5 points) at <= 50% of its cost;
+/// dcrouter exceeds the best single model's accuracy.
+inline std::string target_verdict(const dataset_result& r, const std::string& data_format) {
+  using detail::format;
+  if (data_format == "dcrouter") {
+    double top = 0;
+    for (const auto& p : r.llmgate) top = std::max(top, p.accuracy);
+    return format("target (exceed the best single model's accuracy %.4f): %s, llmgate's best is %.4f",
+                  r.best_single.accuracy, top > r.best_single.accuracy ? "met" : "not met", top);
+  }
+  const double budget = 0.5 * r.best_single.cost;
+  return format("target (best single accuracy within 0.5 pt at <= 50%% of its cost, $%.4f): %s", budget,
+                r.cost_to_match && *r.cost_to_match <= budget ? "met" : "not met");
+}
+
+inline void print_table(std::ostream& out, const dataset_result& r, const std::string& data_format) {
+  using detail::format;
+  out << format("\n== %s: %zu evaluated queries, learned from %zu\n", r.name.c_str(), r.evaluated, r.learned_from);
+  out << format("%-44s %9s %11s %13s\n", "policy", "accuracy", "cost_usd", "cost_vs_best");
+  for (const auto& p : detail::all_points(r))
+    out << format("%-44s %9.4f %11.4f %12.1f%%\n", p.policy.c_str(), p.accuracy, p.cost,
+                  100 * p.cost / r.best_single.cost);
+  out << format("best single model: %s, accuracy %.4f at $%.4f\n", r.best_single.policy.c_str(),
+                r.best_single.accuracy, r.best_single.cost);
+  if (r.cost_to_match)
+    out << format("llmgate matches it (within 0.5 pt) at $%.4f, %.1f%% of its cost\n", *r.cost_to_match,
+                  100 * *r.cost_to_match / r.best_single.cost);
+  else
+    out << "llmgate does not reach it (within 0.5 pt) at any preference of the sweep\n";
+  out << format("area under accuracy over log cost, normalised by the oracle's: %.4f\n", r.normalised_auc);
+  out << target_verdict(r, data_format) << '\n';
+}
+
+/// dataset,policy,accuracy,cost_usd,best_single_accuracy,best_single_cost_usd. False when not written.
+inline bool write_csv(const std::filesystem::path& path, const std::vector<dataset_result>& results) {
+  std::ofstream out(path);
+  out << "dataset,policy,accuracy,cost_usd,best_single_accuracy,best_single_cost_usd\n";
+  for (const auto& r : results)
+    for (const auto& p : detail::all_points(r))
+      out << detail::format("%s,\"%s\",%.6f,%.6f,%.6f,%.6f\n", r.name.c_str(), p.policy.c_str(), p.accuracy, p.cost,
+                            r.best_single.accuracy, r.best_single.cost);
+  out.close();
+  return !out.fail();
+}
+
+/// {"bench":"routing","dataset":d,"policy":p,"accuracy":a,"cost":c,"best_single_accuracy":b,"best_single_cost":bc}
+/// per policy, then {"bench":"routing_summary","dataset":d,"cost_to_match_best":x|null,"auc_vs_oracle":y}.
+inline std::vector<std::string> json_lines(const dataset_result& r) {
+  using detail::format;
+  std::vector<std::string> lines;
+  for (const auto& p : detail::all_points(r))
+    lines.push_back(format(R"({"bench":"routing","dataset":"%s","policy":"%s","accuracy":%.6g,"cost":%.6g,)"
+                           R"("best_single_accuracy":%.6g,"best_single_cost":%.6g})",
+                           r.name.c_str(), p.policy.c_str(), p.accuracy, p.cost, r.best_single.accuracy,
+                           r.best_single.cost));
+  lines.push_back(format(R"({"bench":"routing_summary","dataset":"%s","cost_to_match_best":%s,"auc_vs_oracle":%.6g})",
+                         r.name.c_str(), r.cost_to_match ? format("%.6g", *r.cost_to_match).c_str() : "null",
+                         r.normalised_auc));
+  return lines;
+}
+
+/// Accuracy against cost (log scale): llmgate's sweep as a line, single
+/// models as grey dots, random, cheapest, best and oracle as marked points.
+/// False when the file could not be written.
+inline bool write_svg(const std::filesystem::path& path, const dataset_result& r) {
+  using detail::format;
+  const auto points = detail::all_points(r);
+  double lo = points.front().cost, hi = lo, bottom = 1, top = 0;
+  for (const auto& p : points) {
+    if (p.cost > 0) lo = lo > 0 ? std::min(lo, p.cost) : p.cost;
+    hi = std::max(hi, p.cost);
+    bottom = std::min(bottom, p.accuracy);
+    top = std::max(top, p.accuracy);
+  }
+  const double decade_lo = std::floor(std::log10(lo)), decade_hi = std::ceil(std::log10(hi));
+  bottom = std::floor(bottom * 10) / 10;
+  top = std::min(1.0, std::ceil(top * 10) / 10);
+  constexpr double width = 760, height = 480, left = 70, right = 230, upper = 40, lower = 50;
+  const auto x = [&](double cost) {
+    return left + (std::log10(std::max(cost, lo)) - decade_lo) / (decade_hi - decade_lo) * (width - left - right);
+  };
+  const auto y = [&](double accuracy) {
+    return height - lower - (accuracy - bottom) / (top - bottom) * (height - upper - lower);
+  };
+
+  std::ofstream out(path);
+  out << format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="11">)",
+                width, height)
+      << '\n'
+      << format(R"(<text x="%g" y="20" font-size="14">%s: accuracy against cost over %zu queries</text>)", left,
+                detail::xml_escaped(r.name).c_str(), r.evaluated)
+      << '\n';
+  for (double d = decade_lo; d <= decade_hi; ++d)
+    out << format(R"(<line x1="%.1f" y1="%g" x2="%.1f" y2="%g" stroke="#ddd"/><text x="%.1f" y="%g" text-anchor="middle">$%g</text>)",
+                  x(std::pow(10, d)), upper, x(std::pow(10, d)), height - lower, x(std::pow(10, d)),
+                  height - lower + 15, std::pow(10, d))
+        << '\n';
+  for (double a = bottom; a <= top + 1e-9; a += 0.1)
+    out << format(R"(<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="#ddd"/><text x="%g" y="%.1f" text-anchor="end">%.1f</text>)",
+                  left, y(a), width - right, y(a), left - 5, y(a) + 4, a)
+        << '\n';
+  out << format(R"(<text x="%g" y="%g" text-anchor="middle">total cost (USD, log scale)</text>)",
+                (left + width - right) / 2, height - 12)
+      << '\n';
+
+  std::vector<point> curve = r.llmgate;
+  std::sort(curve.begin(), curve.end(), [](const point& a, const point& b) { return a.cost < b.cost; });
+  out << R"(<polyline fill="none" stroke="#1f77b4" stroke-width="2" points=")";
+  for (const auto& p : curve) out << format("%.1f,%.1f ", x(p.cost), y(p.accuracy));
+  out << "\"/>\n";
+  for (const auto& p : curve)
+    out << format(R"(<circle cx="%.1f" cy="%.1f" r="3" fill="#1f77b4"><title>%s</title></circle>)", x(p.cost),
+                  y(p.accuracy), detail::xml_escaped(p.policy).c_str())
+        << '\n';
+  for (const auto& p : r.singles)
+    out << format(R"(<circle cx="%.1f" cy="%.1f" r="4" fill="#999"/><text x="%.1f" y="%.1f" fill="#666">%s</text>)",
+                  x(p.cost), y(p.accuracy), x(p.cost) + 6, y(p.accuracy) + 4, detail::xml_escaped(p.policy).c_str())
+        << '\n';
+  const char* colours[] = {"#2ca02c", "#ff7f0e", "#9467bd", "#d62728"};
+  const point marked[] = {r.random, r.cheapest, r.best, r.oracle};
+  for (std::size_t i = 0; i < 4; ++i)
+    out << format(R"(<rect x="%.1f" y="%.1f" width="8" height="8" fill="%s"/><text x="%.1f" y="%.1f" fill="%s">%s</text>)",
+                  x(marked[i].cost) - 4, y(marked[i].accuracy) - 4, colours[i], x(marked[i].cost) + 6,
+                  y(marked[i].accuracy) - 6, colours[i], marked[i].policy.c_str())
+        << '\n';
+  out << format(R"(<text x="%g" y="%g" fill="#1f77b4">llmgate (preference sweep)</text>)", width - right + 10, upper + 10)
+      << "\n</svg>\n";
+  out.close();
+  return !out.fail();
+}
+
+}  // namespace route_eval

@@ -10,6 +10,9 @@
 //                     miss relayed upstream; the same load is sent to the
 //                     upstream directly in the same run, and the added
 //                     p50/p99 are the differences of the two distributions.
+//                     Three gateways: both cache tiers (a miss is looked up
+//                     and stored in both: an embedding and an HNSW insert),
+//                     the exact tier only, and no cache (a pure relay).
 //                     Latency counts from when a request was due, so a
 //                     stall delays the requests behind it too.
 //   gateway_hits      closed loop, 32 connections: exact hits (the same
@@ -17,8 +20,9 @@
 //                     one); requests per second and p99.
 //   gateway_soak      1,000,000 requests, 90% repeats of 1000 questions and
 //                     10% new ones (misses that evict at the caches'
-//                     capacity), RSS of this process after a warm-up and at
-//                     the end.
+//                     capacity of 20,000), in rounds of 100,000; RSS of this
+//                     process after a warm-up of a fifth as many and at the
+//                     end; with both tiers and with the exact tier alone.
 //
 //   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N]
 #include <algorithm>  // std::sort, std::max
@@ -180,7 +184,8 @@ double rss_mib() {
   return 0;
 }
 
-llmgate::gateway_config bench_config(unsigned short upstream_port, bool caches) {
+// caches: "on" (both tiers), "exact" (the exact tier only) or "off".
+llmgate::gateway_config bench_config(unsigned short upstream_port, const std::string& caches) {
   llmgate::gateway_config config;
   config.port = 0;
   config.threads = 2;
@@ -189,8 +194,8 @@ llmgate::gateway_config bench_config(unsigned short upstream_port, bool caches) 
                       .retries = 0}};
   config.tenants = {{"bench", "bench-key"}};
   config.log_requests = false;
-  config.exact_cache = caches;
-  config.semantic_cache = caches;
+  config.exact_cache = caches != "off";
+  config.semantic_cache = caches == "on";
   config.exact_max_entries = 20'000;
   config.semantic_max_entries = 20'000;
   return config;
@@ -221,17 +226,17 @@ int main(int argc, char** argv) {
   const auto direct =
       drive(upstream.port(), overhead_requests, 64, rate, [](std::size_t i) { return chat(question(i)); });
   row("upstream directly", direct);
-  for (const bool caches : {true, false}) {
+  for (const std::string caches : {"on", "exact", "off"}) {
     llmgate::gateway gateway(bench_config(upstream.port(), caches), nullptr);
     gateway.start();
-    progress("gateway bench: the same through the gateway, caches %s", caches ? "on" : "off");
+    progress("gateway bench: the same through the gateway, caches %s", caches.c_str());
     const auto through = drive(gateway.port(), overhead_requests, 64, rate,
                                [](std::size_t i) { return chat(question(1'000'000 + i)); });
-    row(caches ? "gateway, misses, caches on" : "gateway, caches off", through);
+    row("gateway, misses, caches " + caches, through);
     lines.push_back(json_line()
                         .add("bench", "gateway_overhead")
                         .add("rps", rate)
-                        .add("caches", caches ? "on" : "off")
+                        .add("caches", caches)
                         .add("added_p50_us", through.percentile(0.5) - direct.percentile(0.5))
                         .add("added_p99_us", through.percentile(0.99) - direct.percentile(0.99))
                         .add("direct_p50_us", direct.percentile(0.5))
@@ -241,7 +246,7 @@ int main(int argc, char** argv) {
 
   // Hits, as fast as 32 connections get them.
   {
-    llmgate::gateway gateway(bench_config(upstream.port(), true), nullptr);
+    llmgate::gateway gateway(bench_config(upstream.port(), "on"), nullptr);
     gateway.start();
     drive(gateway.port(), 1, 1, 0, [](std::size_t) { return chat("What is the capital of France?"); });
     for (const auto& [kind, asked] : {std::pair{"exact", "What is the capital of France?"},
@@ -260,31 +265,43 @@ int main(int argc, char** argv) {
     }
   }
 
-  // Soak: a long mixed run; memory after warm-up and at the end.
-  {
-    llmgate::gateway gateway(bench_config(upstream.port(), true), nullptr);
+  // Soak: a long mixed run; memory after warm-up and at the end, with both
+  // cache tiers and with the exact tier alone.
+  for (const std::string caches : {"on", "exact"}) {
+    llmgate::gateway gateway(bench_config(upstream.port(), caches), nullptr);
     gateway.start();
     const auto mixed = [](std::size_t offset) {
       return [offset](std::size_t i) {
         return chat(i % 10 == 0 ? question(10'000'000 + offset + i) : question(i % 1000));
       };
     };
-    const std::size_t warm_up = std::max<std::size_t>(soak / 5, 1);
-    progress("gateway bench: soak warm-up, %zu requests", warm_up);
-    const auto warm = drive(gateway.port(), warm_up, 32, 0, mixed(0));
+    // In rounds of the same size, RSS read between rounds: the load
+    // generator's own buffers are then the same at every reading.
+    const std::size_t round = std::min<std::size_t>(soak, 100'000);
+    const std::size_t rounds = soak / round, warm_up_rounds = std::max<std::size_t>(rounds / 5, 1);
+    progress("gateway bench: soak with caches %s, warm-up of %zu requests", caches.c_str(), warm_up_rounds * round);
+    load_result warm, long_run;
+    for (std::size_t r = 0; r < warm_up_rounds; ++r) warm = drive(gateway.port(), round, 32, 0, mixed(r * round));
     const double rss_warm = rss_mib();
-    progress("gateway bench: soak, %zu requests", soak);
-    const auto long_run = drive(gateway.port(), soak, 32, 0, mixed(warm_up));
+    progress("gateway bench: soak with caches %s, %zu requests", caches.c_str(), rounds * round);
+    std::size_t errors = warm.errors;
+    double busy_seconds = 0;
+    for (std::size_t r = 0; r < rounds; ++r) {
+      long_run = drive(gateway.port(), round, 32, 0, mixed((warm_up_rounds + r) * round));
+      errors += long_run.errors;
+      busy_seconds += long_run.seconds;
+    }
     const double rss_end = rss_mib();
-    row("gateway soak", long_run);
+    row("gateway soak (last round), caches " + caches, long_run);
     lines.push_back(json_line()
                         .add("bench", "gateway_soak")
-                        .add("requests", soak)
+                        .add("caches", caches)
+                        .add("requests", rounds * round)
                         .add("rss_warm_mib", rss_warm)
                         .add("rss_end_mib", rss_end)
                         .add("rss_growth_pct", 100 * (rss_end - rss_warm) / rss_warm)
-                        .add("rps", long_run.rps())
-                        .add("errors", long_run.errors + warm.errors));
+                        .add("rps", static_cast<double>(rounds * round) / busy_seconds)
+                        .add("errors", errors));
   }
 
   std::printf("llmgate gateway on loopback: open loop at %.0f requests/s for %.0f s, then hits and a soak\n\n", rate,

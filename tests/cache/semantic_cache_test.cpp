@@ -91,9 +91,9 @@ BOOST_AUTO_TEST_CASE(a_follow_up_hits_only_within_its_own_conversation) {
   for (std::size_t c = 0; c < conversations.size(); ++c) {
     const auto& conversation = conversations[c].as_object();
     const std::vector<chat_message> turns = {
-        {"user", std::string(conversation.at("Main Query").as_string())},
-        {"assistant", std::string(conversation.at("Main Query Response").as_string())},
-        {"user", std::string(conversation.at("Follow-Up Query").as_string())}};
+        {"user", conversation.at("Main Query")},
+        {"assistant", conversation.at("Main Query Response")},
+        {"user", conversation.at("Follow-Up Query")}};
     // The follow-up of this conversation must never be answered with
     // another conversation's follow-up answer.
     const auto before = cache.lookup(scope, turns);

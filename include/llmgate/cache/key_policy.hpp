@@ -14,15 +14,10 @@
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 
+#include "llmgate/backend/chat.hpp"  // chat_message, detail::content_text
 #include "llmgate/cache/scope.hpp"
 
 namespace llmgate::inline v0 {
-
-/// One message of a chat request.
-struct chat_message {
-  std::string role;  ///< "system", "user", "assistant" or "tool"
-  std::string content;
-};
 
 /// What a cache looks an entry up by.
 struct cache_key {
@@ -56,12 +51,14 @@ struct last_user_turn {
     if (last == 0) return {scope.hash(), {}};
     std::string context;
     for (std::size_t i = 0; i + 1 < last; ++i) append_message(context, messages[i]);
-    return {context.empty() ? scope.hash() : join_scope(scope.hash(), context), messages[last - 1].content};
+    return {context.empty() ? scope.hash() : join_scope(scope.hash(), context),
+            detail::content_text(messages[last - 1].content)};
   }
 
   static void append_message(std::string& out, const chat_message& message) {
     out += std::to_string(message.role.size()) + ":" + message.role;
-    out += std::to_string(message.content.size()) + ":" + message.content;
+    const std::string content = detail::content_text(message.content);
+    out += std::to_string(content.size()) + ":" + content;
   }
 };
 
@@ -69,7 +66,7 @@ struct last_user_turn {
 struct whole_conversation {
   cache_key key(const cache_scope& scope, std::span<const chat_message> messages) const {
     std::string text;
-    for (const auto& message : messages) text += message.role + ": " + message.content + "\n";
+    for (const auto& message : messages) text += message.role + ": " + detail::content_text(message.content) + "\n";
     return {scope.hash(), std::move(text)};
   }
 };

@@ -104,6 +104,13 @@ template <class Value = std::string, Embedder EmbedderT = hashing_embedder,
           ThresholdPolicy Threshold = static_threshold, GuardPolicy Guard = lexical_guard,
           KeyPolicy Key = last_user_turn>
 class basic_semantic_cache {
+  // Declared before save() and restore(), whose constraint it is.
+  static constexpr bool persistent =
+      PersistentIndex<Index> && requires(store::snapshot_writer& out, store::snapshot_reader& in, const Value& value) {
+        cache_value_traits<Value>::write(out, value);
+        { cache_value_traits<Value>::read(in) } -> std::convertible_to<Value>;
+      };
+
  public:
   using value_type = Value;
   using lookup_result = semantic_lookup<Value>;
@@ -266,11 +273,6 @@ class basic_semantic_cache {
     bool live = false;
   };
 
-  static constexpr bool persistent =
-      PersistentIndex<Index> && requires(store::snapshot_writer& out, store::snapshot_reader& in, const Value& value) {
-        cache_value_traits<Value>::write(out, value);
-        { cache_value_traits<Value>::read(in) } -> std::convertible_to<Value>;
-      };
   using index_map = boost::unordered_flat_map<hash128, std::unique_ptr<Index>, hash128_hasher>;
   static constexpr store::kind_tag file_kind{'S', 'E', 'M', 'C'};
   static constexpr std::uint32_t file_version = 1;

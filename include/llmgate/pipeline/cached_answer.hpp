@@ -1,0 +1,120 @@
+// cached_answer: a chat answer as the cache stages store it, how it is
+// measured and saved in snapshots, and how a stored answer is served
+// (replayed piece by piece when the caller streams).
+#pragma once
+
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint64_t, std::int64_t
+#include <memory>       // std::shared_ptr, std::make_shared
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <system_error> // std::error_code
+
+#include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
+#include <boost/json/parse.hpp>      // boost::json::parse
+#include <boost/json/serialize.hpp>  // boost::json::serialize
+
+#include "llmgate/backend/chat.hpp"
+#include "llmgate/cache/value_traits.hpp"
+#include "llmgate/pipeline/request_context.hpp"
+#include "llmgate/store/snapshot_file.hpp"
+
+namespace llmgate::inline v0 {
+
+/// Shared and immutable, so that a hit copies a pointer, not the text.
+using cached_answer = std::shared_ptr<const chat_response>;
+
+/// Whether an answer is complete enough to serve again: it ended by itself
+/// (stop, tool_calls) or at the length limit the same request sets again,
+/// not cut off by a filter or by a broken stream.
+inline bool is_cacheable(const chat_response& response) noexcept {
+  return response.finish_reason == "stop" || response.finish_reason == "length" ||
+         response.finish_reason == "tool_calls";
+}
+
+template <>
+struct cache_value_traits<cached_answer> {
+  static std::size_t bytes(const cached_answer& answer) {
+    return sizeof(chat_response) + answer->id.size() + answer->model.size() + answer->content.size() +
+           answer->finish_reason.size() + answer->backend.size() +
+           (answer->tool_calls.empty() ? 0 : boost::json::serialize(answer->tool_calls).size());
+  }
+
+  static void write(store::snapshot_writer& out, const cached_answer& answer) {
+    out.write_string(answer->id);
+    out.write_string(answer->model);
+    out.write_string(answer->content);
+    out.write_string(answer->finish_reason);
+    out.write_string(boost::json::serialize(answer->tool_calls));
+    for (const std::uint64_t count : {answer->usage.prompt_tokens, answer->usage.completion_tokens,
+                                      answer->usage.cached_prompt_tokens, answer->usage.cache_write_tokens})
+      out.write(count);
+    out.write(answer->cost_usd);
+    out.write_string(answer->backend);
+    out.write(answer->created);
+  }
+
+  static cached_answer read(store::snapshot_reader& in) {
+    auto answer = std::make_shared<chat_response>();
+    answer->id = in.read_string();
+    answer->model = in.read_string();
+    answer->content = in.read_string();
+    answer->finish_reason = in.read_string();
+    std::error_code ec;
+    const auto tool_calls = boost::json::parse(in.read_string(), ec);
+    if (ec || !tool_calls.is_array()) in.mark_corrupt();
+    else answer->tool_calls = tool_calls.get_array();
+    for (std::uint64_t* count : {&answer->usage.prompt_tokens, &answer->usage.completion_tokens,
+                                 &answer->usage.cached_prompt_tokens, &answer->usage.cache_write_tokens})
+      *count = in.read<std::uint64_t>();
+    answer->cost_usd = in.read<double>();
+    answer->backend = in.read_string();
+    answer->created = in.read<std::int64_t>();
+    return answer;
+  }
+};
+
+namespace detail {
+
+// Replays a stored answer as a stream: content in pieces of about
+// `piece` bytes cut after a space (never inside a UTF-8 character), tool
+// calls, the finish reason, then usage, as a model server sends them.
+inline boost::asio::awaitable<void> replay_as_chunks(const chat_response& answer, const chunk_handler& on_chunk,
+                                                     std::size_t piece = 32) {
+  std::string_view rest = answer.content;
+  while (!rest.empty()) {
+    std::size_t end = rest.find(' ', piece);
+    end = end == std::string_view::npos ? rest.size() : end + 1;
+    chat_chunk content;
+    content.content_delta = rest.substr(0, end);
+    co_await on_chunk(content);
+    rest.remove_prefix(end);
+  }
+  chat_chunk finish;
+  finish.finish_reason = answer.finish_reason;
+  for (std::size_t i = 0; i < answer.tool_calls.size(); ++i) {
+    boost::json::object call = answer.tool_calls[i].is_object() ? answer.tool_calls[i].get_object()
+                                                                 : boost::json::object{};
+    call["index"] = i;
+    finish.tool_call_deltas.push_back(std::move(call));
+  }
+  co_await on_chunk(finish);
+  chat_chunk usage;
+  usage.usage = answer.usage;
+  co_await on_chunk(usage);
+}
+
+}  // namespace detail
+
+/// The answer a cache stage returns for a hit: the stored one, which cost
+/// nothing this time (context.saved_usd says what it cost when computed),
+/// streamed to context.on_chunk when the caller streams.
+inline boost::asio::awaitable<chat_response> serve_cached(const cached_answer& answer, request_context& context) {
+  context.saved_usd = answer->cost_usd;
+  chat_response response = *answer;
+  response.cost_usd = 0;
+  if (context.streaming()) co_await detail::replay_as_chunks(response, context.on_chunk);
+  co_return response;
+}
+
+}  // namespace llmgate::inline v0

@@ -1,0 +1,48 @@
+// exact_cache_stage: answers a request whose conversation (normalised) was
+// answered before in the same scope; stores what the rest of the pipeline
+// answers when nothing did before. The cheapest stage: one hash and one
+// table probe, so it goes first.
+#pragma once
+
+#include <memory>  // std::make_shared
+
+#include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
+
+#include "llmgate/backend/chat.hpp"
+#include "llmgate/cache/exact_cache.hpp"
+#include "llmgate/pipeline/cached_answer.hpp"
+#include "llmgate/pipeline/request_context.hpp"
+#include "llmgate/pipeline/request_scope.hpp"
+
+namespace llmgate::inline v0 {
+
+/// ExactCache: an exact_cache<cached_answer, ...>, owned by the caller.
+template <class ExactCache>
+class exact_cache_stage {
+ public:
+  explicit exact_cache_stage(ExactCache& cache) noexcept : cache_(&cache) {}
+
+  template <class Next>
+  boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
+    const exact_key key = cache_->make_key(scope_of(request, context.tenant), exact_text_of(request));
+    if (auto answer = cache_->find(key)) {
+      context.cache = cache_outcome::exact;
+      context.similarity = 1;
+      // A wrong answer stops serving; the next identical request asks again.
+      context.feedback = [cache = cache_, key](bool correct) {
+        if (!correct) cache->erase(key);
+      };
+      co_return co_await serve_cached(*answer, context);
+    }
+    chat_response response = co_await next(request, context);
+    // Only fresh answers: one a later stage served from its cache is stored there already.
+    if (context.cache == cache_outcome::miss && is_cacheable(response))
+      cache_->insert(key, std::make_shared<const chat_response>(response), {.cost = response.cost_usd});
+    co_return response;
+  }
+
+ private:
+  ExactCache* cache_;
+};
+
+}  // namespace llmgate::inline v0

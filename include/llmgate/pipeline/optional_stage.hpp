@@ -1,0 +1,34 @@
+// optional_stage: a stage switched on or off at run time (from a
+// configuration file, say) while the pipeline's shape stays fixed at
+// compile time. Switched off, it passes every request straight on.
+#pragma once
+
+#include <utility>  // std::move
+
+#include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
+
+#include "llmgate/backend/chat.hpp"
+#include "llmgate/pipeline/request_context.hpp"
+#include "llmgate/pipeline/stage.hpp"
+
+namespace llmgate::inline v0 {
+
+template <Stage S>
+class optional_stage {
+ public:
+  optional_stage(S stage, bool enabled) : stage_(std::move(stage)), enabled_(enabled) {}
+
+  bool enabled() const noexcept { return enabled_; }
+
+  template <class Next>
+  boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
+    if (enabled_) co_return co_await stage_.handle(request, context, next);
+    co_return co_await next(request, context);
+  }
+
+ private:
+  S stage_;
+  bool enabled_;
+};
+
+}  // namespace llmgate::inline v0

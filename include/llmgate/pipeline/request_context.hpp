@@ -1,0 +1,46 @@
+// request_context: what travels through a pipeline beside the request
+// itself. The caller fills in who is asking and, to stream, where the
+// answer's pieces go; the stages fill in what they did, for response
+// headers, logs, metrics and feedback.
+#pragma once
+
+#include <functional>   // std::function
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+
+#include "llmgate/backend/backend.hpp"  // chunk_handler
+
+namespace llmgate::inline v0 {
+
+/// Where an answer came from.
+enum class cache_outcome { miss, exact, semantic };
+
+constexpr std::string_view to_string(cache_outcome outcome) noexcept {
+  switch (outcome) {
+    case cache_outcome::exact: return "exact";
+    case cache_outcome::semantic: return "semantic";
+    case cache_outcome::miss: break;
+  }
+  return "miss";
+}
+
+/// Every member has a default, for designated initialisers:
+/// request_context context{.tenant = "acme"};
+struct request_context {
+  // Set by the caller.
+  std::string tenant = {};      ///< whose request: part of every cache scope
+  chunk_handler on_chunk = {};  ///< set to stream: receives the answer piece by piece, cached or not
+
+  // Set by the stages.
+  cache_outcome cache = cache_outcome::miss;
+  float similarity = 0;   ///< of the nearest stored request the semantic cache saw (0: none)
+  std::string backend = {};  ///< the backend that answered; empty for a cached answer
+  double saved_usd = 0;   ///< what the cached answer cost when it was computed
+  /// Set by the stage that served a cached answer: tells it whether the
+  /// answer was right (a wrong one stops serving).
+  std::function<void(bool correct)> feedback = {};
+
+  bool streaming() const noexcept { return static_cast<bool>(on_chunk); }
+};
+
+}  // namespace llmgate::inline v0

@@ -1,0 +1,127 @@
+// What a chat request is cached by: its scope (tenant, model, the
+// generation parameters that change the answer, system prompt), the part
+// of the conversation that key policies compare, and the text the exact
+// cache compares. The cache stages and the gateway share these, so that
+// an answer stored by one is found by the other.
+#pragma once
+
+#include <algorithm>    // std::sort, std::find_if
+#include <span>         // std::span
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+#include <vector>       // std::vector
+
+#include <boost/json/serialize.hpp>  // boost::json::serialize
+#include <boost/json/value.hpp>      // boost::json::value
+
+#include "llmgate/backend/chat.hpp"
+#include "llmgate/cache/scope.hpp"
+
+namespace llmgate::inline v0 {
+
+/// `value` as JSON text in which equal values always read the same: object
+/// members sorted by name, at every depth.
+inline std::string canonical_json(const boost::json::value& value) {
+  if (const auto* object = value.if_object()) {
+    std::vector<const boost::json::key_value_pair*> members;
+    for (const auto& member : *object) members.push_back(&member);
+    std::sort(members.begin(), members.end(),
+              [](const auto* a, const auto* b) { return a->key() < b->key(); });
+    std::string out = "{";
+    for (const auto* member : members) {
+      if (out.size() > 1) out += ',';
+      out += boost::json::serialize(boost::json::value(member->key())) + ':' + canonical_json(member->value());
+    }
+    return out + '}';
+  }
+  if (const auto* array = value.if_array()) {
+    std::string out = "[";
+    for (const auto& element : *array) {
+      if (out.size() > 1) out += ',';
+      out += canonical_json(element);
+    }
+    return out + ']';
+  }
+  return boost::json::serialize(value);
+}
+
+/// Whether a message belongs to the system prompt.
+inline bool is_system_message(const chat_message& message) noexcept {
+  return message.role == "system" || message.role == "developer";
+}
+
+/// The messages after the leading system prompt: what key policies compare.
+inline std::span<const chat_message> conversation_of(const chat_request& request) noexcept {
+  const auto first = std::find_if(request.messages.begin(), request.messages.end(),
+                                  [](const chat_message& m) { return !is_system_message(m); });
+  return {first, request.messages.end()};
+}
+
+/// The generation parameters of a request, as a cache scope compares them.
+/// Fields that never change the answer (how it is delivered, who asked,
+/// what the provider stores) are left out.
+inline generation_parameters generation_parameters_of(const chat_request& request) {
+  static constexpr std::string_view answer_neutral[] = {"stream_options", "user", "metadata", "store",
+                                                        "service_tier", "prompt_cache_key"};
+  generation_parameters parameters;
+  for (const auto& [name, value] : request.parameters) {
+    if (std::find(std::begin(answer_neutral), std::end(answer_neutral), name) != std::end(answer_neutral))
+      continue;
+    if ((name == "temperature" || name == "top_p") && value.is_number()) {
+      (name == "temperature" ? parameters.temperature : parameters.top_p) = value.to_number<double>();
+    } else if ((name == "max_tokens" || name == "max_completion_tokens") && value.is_uint64()) {
+      parameters.max_tokens = value.get_uint64();
+    } else if ((name == "max_tokens" || name == "max_completion_tokens") && value.is_int64() &&
+               value.get_int64() >= 0) {
+      parameters.max_tokens = static_cast<std::uint64_t>(value.get_int64());
+    } else if (name == "seed" && value.is_int64()) {
+      parameters.seed = value.get_int64();
+    } else if (name == "stop" && value.is_string()) {
+      parameters.stop.emplace_back(value.get_string());
+    } else if (name == "stop" && value.is_array() &&
+               std::all_of(value.get_array().begin(), value.get_array().end(),
+                           [](const boost::json::value& v) { return v.is_string(); })) {
+      for (const auto& sequence : value.get_array()) parameters.stop.emplace_back(sequence.get_string());
+    } else if (name == "tools") {
+      parameters.tools = canonical_json(value);
+    } else if (name == "response_format") {
+      parameters.response_format = canonical_json(value);
+    } else {
+      parameters.other[std::string(name)] = canonical_json(value);
+    }
+  }
+  return parameters;
+}
+
+/// The leading system messages' text, one message per line.
+inline std::string system_prompt_of(const chat_request& request) {
+  std::string prompt;
+  for (const auto& message : request.messages) {
+    if (!is_system_message(message)) break;
+    if (!prompt.empty()) prompt += '\n';
+    prompt += detail::content_text(message.content);
+  }
+  return prompt;
+}
+
+/// The scope a request's answer is cached in: never shared across tenants,
+/// models, answer-changing parameters or system prompts.
+inline cache_scope scope_of(const chat_request& request, std::string tenant) {
+  return cache_scope({.tenant = std::move(tenant),
+                      .model = request.model,
+                      .parameters = generation_parameters_of(request).canonical(),
+                      .system_prompt = system_prompt_of(request)});
+}
+
+/// What the exact cache compares: the conversation after the system prompt
+/// as canonical JSON (roles, contents, tool calls), so that no content can
+/// forge another message's boundary.
+inline std::string exact_text_of(const chat_request& request) {
+  boost::json::array messages;
+  for (const auto& message : conversation_of(request))
+    messages.push_back(detail::to_json(message, boost::json::storage_ptr()));
+  return canonical_json(messages);
+}
+
+}  // namespace llmgate::inline v0

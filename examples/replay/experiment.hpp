@@ -48,15 +48,12 @@ using exact_tier = llmgate::exact_cache<std::uint32_t, llmgate::lru_eviction, ca
 /// HNSW with lighter settings than hnsw_index's defaults (ef_construction
 /// 200, ef_search 64): on the first 20,000 QQP requests at threshold 0.80
 /// the replay gets 99.6% of the hits (exact and semantic) it gets with an
-/// exact flat scan, in about a third of the time of the defaults. basic_semantic_cache makes each scope's index
-/// from the dimension alone, so the settings ride on the type.
-struct replay_index : llmgate::hnsw_index<llmgate::cosine_metric> {
-  explicit replay_index(std::size_t dimension)
-      : hnsw_index(dimension, {.m = 16, .ef_construction = 40, .ef_search = 24}) {}
-};
+/// exact flat scan, in about a third of the time of the defaults.
+inline constexpr llmgate::hnsw_parameters replay_hnsw{.m = 16, .ef_construction = 40, .ef_search = 24};
 
 template <class Threshold, class Guard>
-using semantic_tier = llmgate::basic_semantic_cache<std::uint32_t, llmgate::hashing_embedder, replay_index,
+using semantic_tier = llmgate::basic_semantic_cache<std::uint32_t, llmgate::hashing_embedder,
+                                                    llmgate::hnsw_index<llmgate::cosine_metric>,
                                                     llmgate::lru_eviction, Threshold, Guard>;
 
 /// Microseconds of CPU time the calling thread has used. Lookups are timed
@@ -154,7 +151,8 @@ replay_result replay_once(const replay_input& input, Threshold threshold, Guard 
   const auto started = clock::now();
   const auto& requests = input.stream.requests;
   exact_tier exact({.max_entries = requests.size() + 1, .max_bytes = std::size_t{1} << 40, .shards = 1});
-  semantic_tier<Threshold, Guard> semantic({.max_entries = requests.size() + 1}, llmgate::hashing_embedder(),
+  semantic_tier<Threshold, Guard> semantic({.max_entries = requests.size() + 1, .hnsw = replay_hnsw},
+                                           llmgate::hashing_embedder(),
                                            std::move(threshold), std::move(guard));
   std::mt19937_64 feedback_draw(7);
   std::unordered_set<std::uint64_t> stored;  // (scope << 32 | answer) of every stored answer

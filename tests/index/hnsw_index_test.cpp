@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "llmgate/index/flat_index.hpp"
 #include "llmgate/index/hnsw_index.hpp"
@@ -94,6 +95,30 @@ BOOST_AUTO_TEST_CASE(the_entry_point_can_be_removed_and_its_slot_reused) {
   std::size_t self_found = 0;
   for (std::size_t i = 0; i < 290; ++i) self_found += index.search(data[i], 1, 50).at(0).id == 1000 + i;
   BOOST_TEST(self_found >= 285u);
+}
+
+BOOST_AUTO_TEST_CASE(a_copy_is_independent_and_overwritten_vectors_are_found_through_the_old_graph) {
+  const auto data = llmgate::test::clustered_vectors(1000, 32, 20, 26);
+  const auto index = build(data);
+  auto copy = index.copy();
+  BOOST_TEST(copy.size() == index.size());
+  BOOST_TEST_REQUIRE(!copy.add(5000, data[0]));
+  BOOST_TEST(!index.contains(5000));
+
+  // Every vector moved a little (as a re-weighting of the same texts does):
+  // the copy keeps its links and still finds each under its new vector.
+  const auto moved = llmgate::test::clustered_vectors(1000, 32, 20, 27, 0.05f);
+  std::size_t self_found = 0;
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    std::vector<float> nudged(data[i].begin(), data[i].end());
+    for (std::size_t d = 0; d < nudged.size(); ++d) nudged[d] += 0.1f * moved[i][d];
+    BOOST_TEST_REQUIRE(!copy.overwrite(i, nudged));
+    self_found += copy.search(nudged, 1, 50).at(0).id == i;
+  }
+  BOOST_TEST(self_found >= 990u);
+  BOOST_TEST(index.search(data[3], 1).at(0).id == 3u);  // the original is untouched
+  BOOST_TEST((copy.overwrite(9999, data[0]) == llmgate::errc::unknown_id));
+  BOOST_TEST((copy.overwrite(1, std::vector<float>(5)) == llmgate::errc::dimension_mismatch));
 }
 
 BOOST_AUTO_TEST_CASE(bad_parameters_are_refused) {

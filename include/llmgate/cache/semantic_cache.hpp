@@ -104,6 +104,13 @@ template <class Value = std::string, Embedder EmbedderT = hashing_embedder,
           ThresholdPolicy Threshold = static_threshold, GuardPolicy Guard = lexical_guard,
           KeyPolicy Key = last_user_turn>
 class basic_semantic_cache {
+  // Indexes whose vectors can be replaced on a copy keep their graph when
+  // the embedder re-weights; others are built again.
+  static constexpr bool reweightable =
+      requires(const Index& index, Index& copy, vector_id id, std::span<const float> vector) {
+        { index.copy() } -> std::same_as<Index>;
+        { copy.overwrite(id, vector) } -> std::same_as<std::error_code>;
+      };
   // Declared before save() and restore(), whose constraint it is.
   static constexpr bool persistent =
       PersistentIndex<Index> && requires(store::snapshot_writer& out, store::snapshot_reader& in, const Value& value) {
@@ -393,8 +400,9 @@ class basic_semantic_cache {
   }
 
   // Vectors of two generations of weights must not be compared, so new
-  // weights come with new indexes. Every stored text is embedded under them
-  // into new indexes outside the exclusive lock, while lookups and inserts
+  // weights come with new indexes: copies of the current ones with every
+  // vector replaced (reweightable indexes), else built again. Every stored
+  // text is embedded under them outside the exclusive lock, while lookups and inserts
   // go on with the current weights and indexes; then, under the lock, the
   // entries inserted or evicted meanwhile are caught up, the weights
   // published and the indexes switched.
@@ -408,16 +416,30 @@ class basic_semantic_cache {
     };
     try {
       std::vector<stored_text> texts;
+      index_map fresh;
       {
         std::shared_lock lock(mutex_);
         texts.reserve(live_entries_);
         for (entry_handle handle = 0; handle < entries_.size(); ++handle)
           if (const entry& e = entries_[handle]; e.live) texts.push_back({handle, e.serial, e.scope, e.text});
+        if constexpr (reweightable)
+          for (const auto& [scope, index] : indexes_) fresh.emplace(scope, std::make_unique<Index>(index->copy()));
       }
-      index_map fresh;
       std::vector<float> vector(embedder_.dimension());
-      for (const stored_text& t : texts)
-        if (!embedder_.embed(t.text, vector, next)) add_vector(fresh, t.scope, t.handle, vector);
+      for (const stored_text& t : texts) {
+        const bool embedded = !embedder_.embed(t.text, vector, next);
+        if constexpr (reweightable) {
+          // The same texts move a little under new weights: their graph
+          // still serves, at a fraction of the cost of building it again.
+          const auto index = fresh.find(t.scope);
+          const bool indexed = index != fresh.end() && index->second->contains(t.handle);
+          if (indexed && embedded) (void)index->second->overwrite(t.handle, vector);
+          else if (indexed) index->second->remove(t.handle);
+          else if (embedded) add_vector(fresh, t.scope, t.handle, vector);
+        } else if (embedded) {
+          add_vector(fresh, t.scope, t.handle, vector);
+        }
+      }
 
       std::unique_lock lock(mutex_);
       std::vector<std::uint64_t> indexed_serial(entries_.size(), 0);  // entries_ never shrinks

@@ -131,19 +131,32 @@ class hnsw_index {
     if (s.slot_of.contains(id)) return make_error_code(errc::duplicate_id);
 
     const slot_index slot = s.free_slots.empty() ? new_slot() : reuse_slot();
-    float* staged = s.insert_scratch.query.data();
-    std::copy(vector.begin(), vector.end(), staged);
-    if constexpr (M::normalizes_inputs) simd::normalize(staged, dimension_);
-    Element* row = s.vectors.data() + std::size_t{slot} * row_elements_;
-    if constexpr (std::same_as<Element, float>)
-      std::copy(staged, staged + dimension_, row);
-    else
-      std::transform(staged, staged + dimension_, row, simd::to_float16);
+    const float* staged = write_row(slot, vector);
     s.ids[slot] = id;
     s.deleted[slot] = 0;
     s.slot_of.emplace(id, slot);
     link_into_graph(slot, staged);
     return {};
+  }
+
+  /// Replaces the vector stored under `id` and keeps its links. The graph
+  /// stays as it was built, which serves while vectors move a little (the
+  /// same texts re-weighted); a vector of something else needs remove and
+  /// add.
+  [[nodiscard]] std::error_code overwrite(vector_id id, std::span<const float> vector) {
+    if (vector.size() != dimension_) return make_error_code(errc::dimension_mismatch);
+    std::unique_lock lock(mutex_);
+    const auto found = state_.slot_of.find(id);
+    if (found == state_.slot_of.end()) return make_error_code(errc::unknown_id);
+    write_row(found->second, vector);
+    return {};
+  }
+
+  /// A copy of the graph and the vectors, taken while other threads may
+  /// search or change this index.
+  hnsw_index copy() const {
+    std::shared_lock lock(mutex_);
+    return hnsw_index(*this);
   }
 
   /// Marks `id` deleted; it is never returned again and its slot is reused
@@ -413,6 +426,26 @@ class hnsw_index {
 
   const Element* vector_of(slot_index slot) const noexcept {
     return state_.vectors.data() + std::size_t{slot} * row_elements_;
+  }
+
+  // Under the writer's lock, or on a copy no one else sees yet.
+  hnsw_index(const hnsw_index& other)
+      : dimension_(other.dimension_), row_elements_(other.row_elements_), m_(other.m_),
+        ef_construction_(other.ef_construction_), ef_search_(other.ef_search_.load()),
+        level_multiplier_(other.level_multiplier_), state_(other.state_) {}
+
+  // Stores `vector` (normalised if the metric asks) in `slot`'s row; returns
+  // it as floats, staged for linking.
+  const float* write_row(slot_index slot, std::span<const float> vector) {
+    float* staged = state_.insert_scratch.query.data();
+    std::copy(vector.begin(), vector.end(), staged);
+    if constexpr (M::normalizes_inputs) simd::normalize(staged, dimension_);
+    Element* row = state_.vectors.data() + std::size_t{slot} * row_elements_;
+    if constexpr (std::same_as<Element, float>)
+      std::copy(staged, staged + dimension_, row);
+    else
+      std::transform(staged, staged + dimension_, row, simd::to_float16);
+    return staged;
   }
 
   // The stored values of a slot as the snapshot file holds them.

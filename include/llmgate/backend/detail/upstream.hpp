@@ -162,7 +162,11 @@ inline backend_error upstream_failure(std::string_view backend, const http_respo
 inline backend_error transport_failure(std::string_view backend, const error& failure) {
   const auto code = static_cast<errc>(failure.code().value());
   const bool retryable = code == errc::upstream_unreachable || code == errc::upstream_timeout;
-  return backend_error(code, std::string(backend) + ": " + failure.what(),
+  // what() ends with the code's message, which backend_error appends again.
+  std::string_view context = failure.what();
+  if (const std::string said = ": " + failure.code().message(); context.ends_with(said))
+    context.remove_suffix(said.size());
+  return backend_error(code, std::string(backend) + ": " + std::string(context),
                        {.backend = std::string(backend), .retryable = retryable});
 }
 

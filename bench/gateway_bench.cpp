@@ -21,8 +21,8 @@
 //   gateway_soak      1,000,000 requests, 90% repeats of 1000 questions and
 //                     10% new ones (misses that evict at the caches'
 //                     capacity of 20,000), in rounds of 100,000; RSS of this
-//                     process after a warm-up of a fifth as many and at the
-//                     end; with both tiers and with the exact tier alone.
+//                     process after a warm-up (a fifth as many, at least
+//                     200,000: the caches full) and at the end; with both tiers and with the exact tier alone.
 //
 //   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N]
 #include <algorithm>  // std::sort, std::max
@@ -278,7 +278,11 @@ int main(int argc, char** argv) {
     // In rounds of the same size, RSS read between rounds: the load
     // generator's own buffers are then the same at every reading.
     const std::size_t round = std::min<std::size_t>(soak, 100'000);
-    const std::size_t rounds = soak / round, warm_up_rounds = std::max<std::size_t>(rounds / 5, 1);
+    // The warm-up fills the caches (20,000 entries, a tenth of requests
+    // new) whatever the soak's length: RSS then grows only by what leaks or
+    // fragments.
+    const std::size_t rounds = soak / round;
+    const std::size_t warm_up_rounds = std::max<std::size_t>(rounds / 5, (200'000 + round - 1) / round);
     progress("gateway bench: soak with caches %s, warm-up of %zu requests", caches.c_str(), warm_up_rounds * round);
     load_result warm, long_run;
     for (std::size_t r = 0; r < warm_up_rounds; ++r) warm = drive(gateway.port(), round, 32, 0, mixed(r * round));

@@ -11,7 +11,10 @@
 // (seeded synthetic questions where absent), each recording the scores of
 // 20 models; requests: the next questions, routed under the balanced
 // profile. The analyser's examples are searched with llmgate's HNSW index
-// and, for comparison, with the exact flat scan. Each call is timed alone,
+// and, for comparison, with the exact flat scan. The router is set up as
+// route_eval validated it (examples/route_eval.cpp): neighbours count from
+// similarity 0.5, so the HNSW search is 16 wide; prior strength 16; no
+// complexity lean. Each call is timed alone,
 // on one thread after a warm-up pass, in the thread's CPU time (as the
 // replay times lookups), so that other processes on a shared machine do
 // not inflate it; wall-clock p50 and p99 are printed beside it.
@@ -105,6 +108,21 @@ std::vector<llmgate::labelled_example> labelled(const std::vector<std::string>& 
   return examples;
 }
 
+// The settings route_eval's validation chose (see the top of this file).
+llmgate::local_analyser_options analyser_options() {
+  llmgate::local_analyser_options o;
+  o.min_similarity = 0.5f;
+  o.search_breadth = 16;
+  return o;
+}
+
+llmgate::router_options router_options() {
+  llmgate::router_options o;
+  o.prior_strength = 16.0f;
+  o.complexity_influence = 0.0f;
+  return o;
+}
+
 struct timing {
   double p50_us, p99_us, max_us;        // thread CPU time
   double wall_p50_us, wall_p99_us;      // steady_clock
@@ -179,16 +197,16 @@ int main(int argc, char** argv) {
 
   {
     progress("route_latency: learning %zu examples (HNSW)", examples.size());
-    llmgate::basic_local_analyser<llmgate::hashing_embedder, llmgate::hnsw_index<>> analyser;
+    llmgate::basic_local_analyser<llmgate::hashing_embedder, llmgate::hnsw_index<>> analyser(analyser_options());
     analyser.learn(examples);
-    const llmgate::basic_router<decltype(analyser)> router(registry, std::move(analyser));
+    const llmgate::basic_router<decltype(analyser)> router(registry, std::move(analyser), {}, {}, router_options());
     report("hnsw", time_routes(router, requests));
   }
   {
     progress("route_latency: learning %zu examples (flat)", examples.size());
-    llmgate::local_analyser analyser;
+    llmgate::local_analyser analyser(analyser_options());
     analyser.learn(examples);
-    const llmgate::router router(registry, std::move(analyser));
+    const llmgate::router router(registry, std::move(analyser), {}, {}, router_options());
     report("flat", time_routes(router, requests));
   }
 

@@ -5,7 +5,8 @@
 // the oracle.
 //
 //   route_eval [--data DIR] [--eval DIR] [--out DIR] [--limit N] [--validation]
-//              [--neighbours K] [--min-similarity S] [--prior-strength P]
+//              [--neighbours K] [--min-similarity S] [--edge-words W] [--prior-strength P]
+//              [--complexity-influence C]
 //
 // Splits (nothing is learned from a query that is evaluated):
 //   default       learn from the first 70% of every file of a format in
@@ -42,13 +43,21 @@ namespace {
 
 constexpr double learning_share = 0.7;
 
-// llmgate's defaults, but for the similarity below which a neighbour says
-// nothing: 0.5 rather than 0.2, chosen with --validation (a grid over
-// neighbours 8..64, min similarity 0.1..0.6, prior strength 2..16 and
-// complexity influence 0 or 1, by the mean area under the curve).
+// llmgate's defaults, but for three chosen with --validation (a grid over
+// neighbours 16..128, min similarity 0.1..0.6, edge words 16..32, prior
+// strength 1..64 and complexity influence 0 or 1, by the mean over
+// dcrouter and routerbench of the area under the curve): neighbours less
+// similar than 0.5 (not 0.2) count for nothing, a model's accuracy at the
+// task weighs as 16 neighbours (not 4), and complexity leaves the weights
+// alone (0, not 1). With only close neighbours counting, an HNSW analyser
+// may search narrowly (breadth 16, see local_analyser.hpp); route_eval's
+// analyser scans exactly.
 route_eval::router_settings validated_settings() {
   route_eval::router_settings s;
   s.analyser.min_similarity = 0.5f;
+  s.analyser.search_breadth = 16;
+  s.router.prior_strength = 16.0f;
+  s.router.complexity_influence = 0.0f;
   return s;
 }
 
@@ -84,6 +93,9 @@ int main(int argc, char** argv) {
   app.add_option("--neighbours", o.router.analyser.neighbours, "similar labelled queries consulted per request")
       ->capture_default_str();
   app.add_option("--min-similarity", o.router.analyser.min_similarity, "neighbours less similar count for nothing")
+      ->capture_default_str();
+  app.add_option("--edge-words", o.router.analyser.edge_words,
+                 "a longer query is read and embedded by its first and last this many words")
       ->capture_default_str();
   app.add_option("--prior-strength", o.router.router.prior_strength,
                  "how many neighbours' worth a model's accuracy at the task counts for")

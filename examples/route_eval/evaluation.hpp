@@ -65,7 +65,10 @@ struct dataset_result {
 /// The preferences the sweep tries: accuracy against cost, then profiles.
 inline std::vector<llmgate::preferences> preference_sweep() {
   std::vector<llmgate::preferences> sweep;
-  for (const double cost : {0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0}) {
+  // Finer near accuracy=1, where a little weight on cost already moves
+  // the dearest models' queries to cheaper ones.
+  for (const double cost : {0.0, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7, 0.8,
+                            0.9, 1.0}) {
     char spec[64];
     if (cost == 0.0) std::snprintf(spec, sizeof spec, "accuracy=1");
     else if (cost == 1.0) std::snprintf(spec, sizeof spec, "cost=1");
@@ -77,14 +80,15 @@ inline std::vector<llmgate::preferences> preference_sweep() {
   return sweep;
 }
 
-/// The label a query's task goes by: its own, else the text rules'.
-inline std::string task_label(const query& q) {
-  return q.task.empty() ? std::string(llmgate::read_text_features(q.text).task_type) : q.task;
+/// The label a query's task goes by: its own, else the text rules' as the
+/// local analyser reads them (its edges, see local_analyser.hpp).
+inline std::string task_label(const query& q, std::size_t edge_words) {
+  return q.task.empty() ? std::string(llmgate::read_request_features(q.text, edge_words).task_type) : q.task;
 }
 
 /// The registry learned from `learning` (see the top of this file).
 inline llmgate::model_registry learn_registry(const std::vector<std::string>& models,
-                                              const std::vector<const query*>& learning) {
+                                              const std::vector<const query*>& learning, std::size_t edge_words) {
   std::vector<llmgate::model_card> cards(models.size());
   double tokens = 0;
   for (const auto* q : learning) tokens += static_cast<double>(q->text.size()) / 4.0;
@@ -94,7 +98,7 @@ inline llmgate::model_registry learn_registry(const std::vector<std::string>& mo
     for (const auto* q : learning) {
       score += q->score[m];
       cost += q->cost[m];
-      auto& [sum, count] = by_task[task_label(*q)];
+      auto& [sum, count] = by_task[task_label(*q, edge_words)];
       sum += q->score[m];
       count += 1;
     }
@@ -118,7 +122,7 @@ inline llmgate::router learn_router(const std::vector<std::string>& models, cons
     examples.push_back(std::move(e));
   }
   analyser.learn(examples);
-  return llmgate::router(learn_registry(models, learning), std::move(analyser), llmgate::preferences(),
+  return llmgate::router(learn_registry(models, learning, settings.analyser.edge_words), std::move(analyser), llmgate::preferences(),
                          llmgate::weighted_score{}, settings.router);
 }
 

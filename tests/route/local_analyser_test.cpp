@@ -10,6 +10,8 @@
 
 using llmgate::labelled_example;
 using llmgate::local_analyser;
+using llmgate::prune_request_into;
+using llmgate::read_request_features;
 using llmgate::read_text_features;
 
 namespace {
@@ -52,6 +54,32 @@ BOOST_AUTO_TEST_CASE(longer_requests_that_ask_for_reasoning_are_more_complex) {
   for (int i = 0; i < 40; ++i) long_one += "The sequence converges because each term is smaller than the last. ";
   BOOST_TEST(short_one < read_text_features(long_one).complexity);
   BOOST_TEST(read_text_features(long_one).complexity <= 1.0f);
+}
+
+BOOST_AUTO_TEST_CASE(phrases_are_found_up_to_the_last_byte) {
+  BOOST_TEST(read_text_features("The price is 5$").task_type == "math");
+  BOOST_TEST(read_text_features("Here is a crossword clue").task_type == "reasoning");
+  BOOST_TEST(read_text_features("Here is a crossword clu").task_type == "chat");
+}
+
+BOOST_AUTO_TEST_CASE(long_requests_are_read_by_their_edges_with_their_full_length) {
+  std::string text = "Write a Python function that parses the log below.";
+  for (int i = 0; i < 200; ++i) text += " filler line number " + std::to_string(i);
+  text += " Which lines are errors?";
+
+  std::string pruned = "left over from an earlier request";
+  const auto words = prune_request_into(text, 8, 0, pruned);
+  BOOST_TEST(words == 9u + 200u * 4u + 4u);
+  BOOST_TEST(pruned == "Write a Python function that parses the log ... filler line number 199 Which lines are errors?");
+  // Complexity sees the whole length, the rules the edges.
+  const auto read = read_request_features(text, 8);
+  BOOST_TEST(read.task_type == "coding");
+  BOOST_TEST(read.complexity == read_text_features(pruned, words).complexity);
+  BOOST_TEST(read.complexity > read_text_features(pruned).complexity);
+
+  // A short request is kept whole, in the same buffer.
+  BOOST_TEST(prune_request_into("just a few words", 8, 0, pruned) == 4u);
+  BOOST_TEST(pruned == "just a few words");
 }
 
 BOOST_AUTO_TEST_CASE(without_examples_the_text_rules_decide) {
@@ -97,6 +125,38 @@ BOOST_AUTO_TEST_CASE(works_with_an_hnsw_index) {
   llmgate::basic_local_analyser<llmgate::hashing_embedder, llmgate::hnsw_index<>> analyser;
   analyser.learn(support_tickets());
   BOOST_TEST(analyser.analyse("Refund my double charge").task_type == "billing");
+}
+
+BOOST_AUTO_TEST_CASE(a_narrow_hnsw_search_finds_the_neighbours_that_count) {
+  // Many unrelated examples around the tickets: an HNSW analyser searching
+  // with breadth 16 still weighs the same neighbours as an exact scan,
+  // since only close ones count.
+  auto examples = support_tickets();
+  const char* words[] = {"garden", "river", "piano", "orbit", "ladder", "copper", "meadow", "violin",
+                         "harbor", "glacier", "lantern", "pepper", "canyon", "falcon", "saddle", "marble"};
+  for (unsigned i = 0; i < 600; ++i) {
+    std::string text;
+    for (unsigned w = 0; w < 8; ++w) text += std::string(words[(i * 7 + w * 5 + i / 16) % 16]) + " ";
+    examples.push_back({text + std::to_string(i), "other", "misc", 0.5f, {{"small", 0.5f}, {"large", 0.5f}}});
+  }
+  llmgate::local_analyser_options options;
+  options.search_breadth = 16;
+  local_analyser exact(options);
+  llmgate::basic_local_analyser<llmgate::hashing_embedder, llmgate::hnsw_index<>> narrow(options);
+  exact.learn(examples);
+  narrow.learn(examples);
+  for (const auto* request : {"I was charged twice on my invoice last month", "Uploading a photo makes the app crash each time"}) {
+    const auto a = exact.analyse(request), b = narrow.analyse(request);
+    BOOST_TEST(a.task_type == b.task_type);
+    for (const auto* model : {"small", "large"}) {
+      const auto* x = evidence_for(a, model);
+      const auto* y = evidence_for(b, model);
+      BOOST_TEST_REQUIRE(x);
+      BOOST_TEST_REQUIRE(y);
+      BOOST_TEST(x->weight == y->weight, boost::test_tools::tolerance(0.01f));
+      BOOST_TEST(x->mean_score == y->mean_score, boost::test_tools::tolerance(0.01f));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

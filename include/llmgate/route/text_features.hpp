@@ -9,9 +9,9 @@
 
 #include <algorithm>    // std::clamp, std::min
 #include <array>        // std::array
-#include <cctype>       // std::isalnum
 #include <cmath>        // std::log2
 #include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint64_t
 #include <iterator>     // std::size
 #include <string>       // std::string
 #include <string_view>  // std::string_view
@@ -92,60 +92,167 @@ inline const boost::unordered_flat_map<std::string_view, unsigned>& keyword_list
   return table;
 }
 
-// One of the '|'-separated phrases occurs in `text`.
-inline bool mentions(std::string_view text, std::string_view phrases) noexcept {
-  while (!phrases.empty()) {
-    const auto bar = phrases.find('|');
-    if (text.find(phrases.substr(0, bar)) != std::string_view::npos) return true;
-    phrases = bar == std::string_view::npos ? std::string_view() : phrases.substr(bar + 1);
+inline constexpr std::string_view code_phrases =
+    "def |```|#include|function(|=>|);|write a function|write a python|write a program|in python|code ";
+inline constexpr std::string_view math_phrases =
+    "\\frac|$|\\sqrt|how many|how much|what is the value|calculate|solve for|remainder";
+inline constexpr std::string_view choice_phrases = "a)|(a)|which of the following|options:|clue";
+// Bits of phrase_lists(): these three, then task_phrases[t] as 1u << (3 + t).
+inline constexpr unsigned code_bit = 1u << 0, math_bit = 1u << 1, choice_bit = 1u << 2;
+
+struct phrase {
+  std::string_view text;
+  unsigned bit;
+};
+
+// Every '|'-separated phrase of the lists above, by its first byte, and
+// which pairs of bytes start one (a one-byte phrase: followed by any byte,
+// or none, read as 0). Built once.
+struct phrase_table {
+  std::array<std::vector<phrase>, 256> by_first_byte;
+  std::array<std::uint64_t, 65536 / 64> starts{};  // bit (b0 << 8 | b1)
+
+  bool may_start(unsigned pair) const noexcept { return (starts[pair >> 6] >> (pair & 63)) & 1u; }
+};
+
+inline const phrase_table& phrases() {
+  static const auto table = [] {
+    phrase_table t;
+    const auto mark = [&](unsigned pair) { t.starts[pair >> 6] |= std::uint64_t{1} << (pair & 63); };
+    const auto add = [&](std::string_view list, unsigned bit) {
+      while (!list.empty()) {
+        const auto bar = list.find('|');
+        const auto text = list.substr(0, bar);
+        const unsigned first = static_cast<unsigned char>(text[0]);
+        t.by_first_byte[first].push_back({text, bit});
+        if (text.size() == 1)
+          for (unsigned next = 0; next < 256; ++next) mark(first << 8 | next);
+        else
+          mark(first << 8 | static_cast<unsigned char>(text[1]));
+        list = bar == std::string_view::npos ? std::string_view() : list.substr(bar + 1);
+      }
+    };
+    add(code_phrases, code_bit);
+    add(math_phrases, math_bit);
+    add(choice_phrases, choice_bit);
+    for (std::size_t task = 0; task < std::size(task_phrases); ++task) add(task_phrases[task].second, 1u << (3 + task));
+    return t;
+  }();
+  return table;
+}
+
+// The lists with a phrase in `text`, as bits: one pass over the text, in
+// which a position whose two bytes start no phrase costs one bit test (a
+// search per phrase would read the text some fifty times).
+inline unsigned phrase_lists(std::string_view text) {
+  const auto& table = phrases();
+  unsigned found = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const unsigned first = static_cast<unsigned char>(text[i]);
+    const unsigned second = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0u;
+    if (!table.may_start(first << 8 | second)) continue;
+    for (const auto& p : table.by_first_byte[first])
+      if (!(found & p.bit) && text.compare(i, p.text.size(), p.text) == 0) found |= p.bit;
   }
-  return false;
+  return found;
 }
 
 }  // namespace detail
 
-/// `text` itself when it has at most 2 * edge_words + middle_words words,
-/// else its first and last edge_words words around an even sample of
-/// middle_words words from between them, the gaps marked " ... ". Bounds
-/// what reading a long request costs, keeping its start (the instruction)
-/// and its end (often the question itself).
-inline std::string prune_request(std::string_view text, std::size_t edge_words, std::size_t middle_words) {
-  std::vector<std::string_view> words;
-  for (std::size_t i = 0; i < text.size();) {
-    const auto start = text.find_first_not_of(" \t\r\n", i);
-    if (start == std::string_view::npos) break;
-    const auto end = std::min(text.size(), text.find_first_of(" \t\r\n", start));
-    words.push_back(text.substr(start, end - start));
-    i = end;
+/// Writes into `out` `text` itself when it has at most 2 * edge_words +
+/// middle_words words, else its first and last edge_words words around an
+/// even sample of middle_words words from between them, the gaps marked
+/// " ... ". Returns how many words `text` has. Bounds what reading a long
+/// request costs, keeping its start (the instruction) and its end (often
+/// the question itself); `out` is reused, so a caller that keeps it
+/// allocates nothing once it is large enough.
+inline std::size_t prune_request_into(std::string_view text, std::size_t edge_words, std::size_t middle_words,
+                                      std::string& out) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  // Word starts, counted without branches (| and &, not || and &&) so that
+  // the compiler vectorises the one pass every request pays for.
+  const auto blank_bit = [](char c) -> unsigned { return (c == ' ') | (c == '\t') | (c == '\r') | (c == '\n'); };
+  std::size_t words = !text.empty() && !blank(text[0]);
+  for (std::size_t i = 1; i < text.size(); ++i) words += blank_bit(text[i - 1]) & (blank_bit(text[i]) ^ 1u);
+  out.clear();
+  if (words <= 2 * edge_words + middle_words) {
+    out.assign(text);
+    return words;
   }
-  if (words.size() <= 2 * edge_words + middle_words) return std::string(text);
 
-  std::string pruned;
-  const auto append = [&](std::size_t from, std::size_t to) {
-    for (std::size_t w = from; w < to; ++w) pruned.append(pruned.empty() ? "" : " ").append(words[w]);
+  const auto append = [&](std::string_view word) {
+    if (!out.empty()) out += ' ';
+    out.append(word);
   };
-  append(0, edge_words);
-  pruned += " ...";
-  const std::size_t middle = words.size() - 2 * edge_words;
-  for (std::size_t k = 0; k < middle_words; ++k) pruned.append(" ").append(words[edge_words + k * middle / middle_words]);
-  if (middle_words > 0) pruned += " ...";
-  append(words.size() - edge_words, words.size());
+  // The word starting at `start` (not blank), and where the text goes on after it.
+  const auto word_at = [&](std::size_t start) {
+    std::size_t end = start;
+    while (end < text.size() && !blank(text[end])) ++end;
+    return text.substr(start, end - start);
+  };
+  const auto next_start = [&](std::size_t from) {
+    while (from < text.size() && blank(text[from])) ++from;
+    return from;
+  };
+
+  std::size_t at = next_start(0);
+  for (std::size_t w = 0; w < edge_words; ++w) {
+    const auto word = word_at(at);
+    append(word);
+    at = next_start(at + word.size());
+  }
+  out += " ...";
+  if (middle_words > 0) {
+    // Word edge_words + k * middle / middle_words for k = 0, 1, ...
+    const std::size_t middle = words - 2 * edge_words;
+    for (std::size_t w = edge_words, k = 0; k < middle_words; ++w) {
+      const auto word = word_at(at);
+      if (w == edge_words + k * middle / middle_words) {
+        append(word);
+        ++k;
+      }
+      at = next_start(at + word.size());
+    }
+    out += " ...";
+  }
+  // The last edge_words words, found from the end.
+  std::size_t start = text.size();
+  for (std::size_t w = 0; w < edge_words; ++w) {
+    while (start > 0 && blank(text[start - 1])) --start;
+    while (start > 0 && !blank(text[start - 1])) --start;
+  }
+  for (std::size_t w = 0; w < edge_words; ++w) {
+    const auto word = word_at(start);
+    append(word);
+    start = next_start(start + word.size());
+  }
+  return words;
+}
+
+/// prune_request_into() into a new string.
+inline std::string prune_request(std::string_view text, std::size_t edge_words, std::size_t middle_words) {
+  std::string pruned;
+  prune_request_into(text, edge_words, middle_words, pruned);
   return pruned;
 }
 
-/// Reads task type, domain and complexity off the text.
-inline text_features read_text_features(std::string_view text) {
-  std::string lower(text);
+/// Reads task type, domain and complexity off the text. `total_words`:
+/// the whole request's word count when `text` is a pruned request (what
+/// prune_request_into returns), so that complexity still sees its length;
+/// 0: `text` is the whole request.
+inline text_features read_text_features(std::string_view text, std::size_t total_words = 0) {
+  thread_local std::string lower;  // reused: no allocation per request once grown
+  lower.assign(text);
   for (char& c : lower)
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
 
   const auto& keywords = detail::keyword_lists();
   std::array<int, std::size(detail::domain_keywords)> domain_hits{};
   std::size_t words = 0, numbers = 0, reasoning_words = 0;
+  const auto is_word_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '#' || c == '_';
+  };
   for (std::size_t i = 0; i < lower.size();) {
-    const auto is_word_char = [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '#' || c == '_';
-    };
     if (!is_word_char(lower[i])) {
       ++i;
       continue;
@@ -162,13 +269,11 @@ inline text_features read_text_features(std::string_view text) {
     }
     i = end;
   }
+  if (total_words > 0) words = total_words;
 
-  const bool code = detail::mentions(lower, "def |```|#include|function(|=>|);|write a function|"
-                                            "write a python|write a program|in python|code ") ||
-                    domain_hits[0] >= 3;
-  const bool math = detail::mentions(lower, "\\frac|$|\\sqrt|how many|how much|what is the value|calculate|"
-                                            "solve for|remainder") &&
-                    numbers >= 1;
+  const unsigned lists = detail::phrase_lists(lower);
+  const bool code = (lists & detail::code_bit) || domain_hits[0] >= 3;
+  const bool math = (lists & detail::math_bit) && numbers >= 1;
 
   text_features f{"chat", "general", 0.0f};
   if (code) {
@@ -177,13 +282,13 @@ inline text_features read_text_features(std::string_view text) {
     f.task_type = "math";
   } else {
     bool named = false;
-    for (const auto& [task, phrases] : detail::task_phrases)
-      if (!named && detail::mentions(lower, phrases)) {
-        f.task_type = task;
+    for (std::size_t task = 0; task < std::size(detail::task_phrases); ++task)
+      if (!named && (lists & (1u << (3 + task)))) {
+        f.task_type = detail::task_phrases[task].first;
         named = true;
       }
     if (!named) {
-      if (detail::mentions(lower, "a)|(a)|which of the following|options:|clue") || reasoning_words >= 2)
+      if ((lists & detail::choice_bit) || reasoning_words >= 2)
         f.task_type = "reasoning";
       else if (lower.find('?') != std::string::npos)
         f.task_type = "question_answering";
@@ -205,6 +310,15 @@ inline text_features read_text_features(std::string_view text) {
   const float technical = code || f.task_type == std::string_view("math") ? 0.15f : 0.0f;
   f.complexity = std::clamp(0.1f + 0.45f * length + reasoning + technical, 0.0f, 1.0f);
   return f;
+}
+
+/// The text rules' reading of a request as the local analyser reads it:
+/// its first and last edge_words words (prune_request_into), with its full
+/// length for complexity.
+inline text_features read_request_features(std::string_view text, std::size_t edge_words) {
+  thread_local std::string pruned;  // reused: no allocation per request once grown
+  const auto words = prune_request_into(text, edge_words, 0, pruned);
+  return read_text_features(pruned, words);
 }
 
 }  // namespace llmgate::inline v0

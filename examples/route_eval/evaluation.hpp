@@ -3,7 +3,8 @@
 //
 // Learning (nothing from the evaluated queries):
 //   - the registry: each model's accuracy overall and per task type (the
-//     dataset's task label, else the task type the text rules read), and a
+//     dataset's task label, else the task type the text rules read) with
+//     the number of queries each figure rests on, and a
 //     price per million prompt tokens (bytes / 4) that reproduces the
 //     model's mean cost per query;
 //   - the local analyser's labelled examples: every learning query with its
@@ -105,7 +106,10 @@ inline llmgate::model_registry learn_registry(const std::vector<std::string>& mo
     auto& c = cards[m];
     c.name = models[m];
     c.accuracy = score / static_cast<double>(learning.size());
-    for (const auto& [task, sum_count] : by_task) c.task_accuracy.emplace(task, sum_count.first / sum_count.second);
+    for (const auto& [task, sum_count] : by_task) {
+      c.task_accuracy.emplace(task, sum_count.first / sum_count.second);
+      c.task_samples.emplace(task, sum_count.second);
+    }
     c.input_cost_per_million = c.output_cost_per_million = cost / tokens * 1e6;
   }
   return llmgate::model_registry(std::move(cards));

@@ -98,6 +98,26 @@ BOOST_AUTO_TEST_CASE(accuracy_for_a_task_prefers_task_and_domain_figures) {
   BOOST_TEST(unrated.accuracy_for(2, "", "") == 0.7, boost::test_tools::tolerance(1e-9));  // registry mean
 }
 
+BOOST_AUTO_TEST_CASE(a_task_figure_from_few_requests_is_pulled_towards_the_overall_ranking) {
+  // Coding is 0.1 harder than overall for the three models on average
+  // (+0.15, -0.35, -0.1), so the first two's overall accuracies predict
+  // 0.5 and 0.7 at coding.
+  const auto r = model_registry::from_json(R"({"models": [
+    {"name": "weak", "accuracy": 0.6, "task_accuracy": {"coding": 0.75}, "task_samples": {"coding": 10}},
+    {"name": "strong", "accuracy": 0.8, "task_accuracy": {"coding": 0.45}, "task_samples": {"coding": 10}},
+    {"name": "unmeasured", "accuracy": 0.5, "task_accuracy": {"coding": 0.4}}]})");
+  BOOST_TEST(r.card(0).task_samples.at("coding") == 10.0);
+  // Taken as they are without a weight for the overall accuracy...
+  BOOST_TEST(r.accuracy_for(0, "coding", "") == 0.75);
+  // ...and as (10 a + 30 predicted) / 40 with one: 10 requests do not turn
+  // the ranking over.
+  BOOST_TEST(r.accuracy_for(0, "coding", "", 30) == (7.5 + 0.5 * 30) / 40, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(r.accuracy_for(1, "coding", "", 30) == (4.5 + 0.7 * 30) / 40, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(r.accuracy_for(1, "coding", "", 30) > r.accuracy_for(0, "coding", "", 30));
+  // A figure with no sample count is taken as it is.
+  BOOST_TEST(r.accuracy_for(2, "coding", "", 30) == 0.4);
+}
+
 BOOST_AUTO_TEST_CASE(blended_price_weighs_three_input_tokens_to_one_output_token) {
   llmgate::model_card card;
   card.input_cost_per_million = 1.0;
@@ -127,6 +147,8 @@ BOOST_AUTO_TEST_CASE(bad_registries_are_refused_with_the_model_and_field_named) 
   BOOST_TEST(throws_mentioning(R"({"models": [{"name": "a", "input_cost_per_million": -1}]})", "prices"));
   BOOST_TEST(throws_mentioning(R"({"models": [{"name": "a", "task_accuracy": {"coding": 2}}]})",
                                "task_accuracy.coding"));
+  BOOST_TEST(throws_mentioning(R"({"models": [{"name": "a", "task_samples": {"coding": -1}}]})",
+                               "sample counts"));
   BOOST_TEST(throws_mentioning(R"({"models": [{"name": "a"}, {"name": "a"}]})", "used twice"));
 }
 

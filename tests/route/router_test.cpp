@@ -62,6 +62,19 @@ BOOST_AUTO_TEST_CASE(preferences_decide_between_accuracy_and_cost) {
   BOOST_TEST(!r.route("hi").fallback);
 }
 
+BOOST_AUTO_TEST_CASE(a_task_figure_from_few_requests_does_not_overturn_the_overall_ranking) {
+  const auto registry = model_registry::from_json(R"({"models": [
+    {"name": "strong", "accuracy": 0.90, "task_accuracy": {"coding": 0.80}, "task_samples": {"coding": 5}},
+    {"name": "lucky", "accuracy": 0.70, "task_accuracy": {"coding": 0.85}, "task_samples": {"coding": 5}}]})");
+  const auto accuracy = preferences::parse("accuracy=1");
+  const test_router by_default(registry, fixed_analyser{task("coding", "")}, accuracy);
+  BOOST_TEST(by_default.route("x").model == "strong");
+  llmgate::router_options trusting;
+  trusting.overall_accuracy_weight = 0;  // five requests' figures taken as they are
+  const test_router trusting_router(registry, fixed_analyser{task("coding", "")}, accuracy, {}, trusting);
+  BOOST_TEST(trusting_router.route("x").model == "lucky");
+}
+
 BOOST_AUTO_TEST_CASE(filters_keep_models_to_their_task_types_and_domains) {
   // Decisions name models by views into their router: keep the routers alive.
   const auto for_coding = router_for(task("coding", "programming"));

@@ -23,6 +23,7 @@
 // JSON form (load() and from_json()); every field but "name" is optional:
 //   {"models": [{"name": "gpt-4o-mini", "backend": "openai",
 //                "accuracy": 0.82, "task_accuracy": {"coding": 0.87},
+//                "task_samples": {"coding": 120},
 //                "domain_accuracy": {"medicine": 0.74},
 //                "latency_ms": 450, "input_cost_per_million": 0.15,
 //                "output_cost_per_million": 0.6, "helpfulness": 8.1,
@@ -68,6 +69,10 @@ struct model_card {
   std::optional<double> accuracy;                              ///< overall, 0..1
   std::map<std::string, double, std::less<>> task_accuracy;    ///< by task type, 0..1
   std::map<std::string, double, std::less<>> domain_accuracy;  ///< by domain, 0..1
+  /// How many requests a task_accuracy / domain_accuracy figure was
+  /// measured on; absent: unknown, the figure is taken as it is.
+  std::map<std::string, double, std::less<>> task_samples;
+  std::map<std::string, double, std::less<>> domain_samples;
   std::optional<double> latency_ms;
   std::optional<double> input_cost_per_million;   ///< USD per million input tokens
   std::optional<double> output_cost_per_million;  ///< USD per million output tokens
@@ -146,20 +151,34 @@ class model_registry {
   /// The model's raw accuracy (0..1) at a task: the mean of its accuracy
   /// for the task type and for the domain where it has either, else its
   /// overall accuracy, else the mean overall accuracy of the registry.
-  double accuracy_for(std::size_t model, std::string_view task_type, std::string_view domain) const {
+  /// A figure measured on n requests (task_samples, domain_samples) is
+  /// pulled towards what the model's overall accuracy predicts for it, as
+  /// (n a + w (overall + d)) / (n + w) with w = `overall_weight` and d how
+  /// much harder or easier the task is than the average for the models
+  /// measured on it: a figure resting on few requests is mostly noise, and
+  /// differences between models within that noise would otherwise
+  /// override their overall ranking, while d keeps the task's difficulty.
+  double accuracy_for(std::size_t model, std::string_view task_type, std::string_view domain,
+                      double overall_weight = 0) const {
     const auto& c = cards_.at(model);
+    const double overall = c.accuracy.value_or(mean_accuracy_);
     double sum = 0;
     int figures = 0;
-    if (const auto found = c.task_accuracy.find(task_type); found != c.task_accuracy.end()) {
-      sum += found->second;
+    const auto add = [&](const auto& figures_by_name, const auto& samples_by_name, const auto& offsets,
+                         std::string_view name) {
+      const auto found = figures_by_name.find(name);
+      if (found == figures_by_name.end()) return;
+      const auto samples = samples_by_name.find(name);
+      const double n = samples == samples_by_name.end() ? 0 : samples->second;
+      const double predicted = std::clamp(overall + offsets.find(name)->second, 0.0, 1.0);
+      sum += samples == samples_by_name.end() || n + overall_weight <= 0
+                 ? found->second
+                 : (n * found->second + overall_weight * predicted) / (n + overall_weight);
       ++figures;
-    }
-    if (const auto found = c.domain_accuracy.find(domain); found != c.domain_accuracy.end()) {
-      sum += found->second;
-      ++figures;
-    }
-    if (figures > 0) return sum / figures;
-    return c.accuracy.value_or(mean_accuracy_);
+    };
+    add(c.task_accuracy, c.task_samples, task_offsets_, task_type);
+    add(c.domain_accuracy, c.domain_samples, domain_offsets_, domain);
+    return figures > 0 ? sum / figures : overall;
   }
 
   /// A raw accuracy on the registry's accuracy scale, clamped to 0..1.
@@ -211,6 +230,9 @@ class model_registry {
     fraction(c.uptime, "uptime");
     for (const auto& [task, a] : c.task_accuracy) fraction(a, ("task_accuracy." + task).c_str());
     for (const auto& [domain, a] : c.domain_accuracy) fraction(a, ("domain_accuracy." + domain).c_str());
+    for (const auto* samples : {&c.task_samples, &c.domain_samples})
+      for (const auto& [name, n] : *samples)
+        if (!(n >= 0.0 && std::isfinite(n))) fail("sample counts must be finite and not negative (" + name + ")");
     if (c.latency_ms && !(*c.latency_ms > 0.0 && std::isfinite(*c.latency_ms))) fail("latency_ms must be positive");
     for (const auto price : {c.input_cost_per_million, c.output_cost_per_million})
       if (price && !(*price >= 0.0 && std::isfinite(*price))) fail("prices must be finite and not negative");
@@ -257,6 +279,8 @@ class model_registry {
     }
     accuracy_scale_ = scales[index_of(quality::accuracy)];
     mean_accuracy_ = accuracies > 0 ? accuracy_sum / accuracies : 0.5;
+    task_offsets_ = offsets(&model_card::task_accuracy);
+    domain_offsets_ = offsets(&model_card::domain_accuracy);
 
     qualities_.clear();
     for (const auto& c : cards_) {
@@ -269,6 +293,22 @@ class model_registry {
       }
       qualities_.push_back(v);
     }
+  }
+
+  // By task type (or domain): the mean over the models with a figure for
+  // it of that figure minus their overall accuracy.
+  using figures = std::map<std::string, double, std::less<>>;
+  figures offsets(figures model_card::*by_name) const {
+    std::map<std::string, std::pair<double, int>, std::less<>> sums;
+    for (const auto& c : cards_)
+      for (const auto& [name, a] : c.*by_name) {
+        auto& [sum, count] = sums[name];
+        sum += a - c.accuracy.value_or(mean_accuracy_);
+        ++count;
+      }
+    figures result;
+    for (const auto& [name, sum_count] : sums) result.emplace(name, sum_count.first / sum_count.second);
+    return result;
   }
 
   static model_card card_from_json(const boost::json::value& entry, std::size_t index, std::string_view source) {
@@ -313,6 +353,8 @@ class model_registry {
     c.accuracy = number("accuracy");
     numbers_by_name("task_accuracy", c.task_accuracy);
     numbers_by_name("domain_accuracy", c.domain_accuracy);
+    numbers_by_name("task_samples", c.task_samples);
+    numbers_by_name("domain_samples", c.domain_samples);
     c.latency_ms = number("latency_ms");
     c.input_cost_per_million = number("input_cost_per_million");
     c.output_cost_per_million = number("output_cost_per_million");
@@ -339,6 +381,8 @@ class model_registry {
   std::vector<quality_vector> qualities_;
   scale accuracy_scale_;
   double mean_accuracy_ = 0.5;
+  figures task_offsets_;    // see offsets()
+  figures domain_offsets_;
 };
 
 }  // namespace llmgate::inline v0

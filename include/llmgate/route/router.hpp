@@ -21,7 +21,9 @@
 //      uptime;
 //   4. each shortlisted model's accuracy for this request is estimated as
 //        (p * s + e_w * e_mean + up) / (s + e_w + up + down)
-//      with p its registry accuracy for the task type and domain, s the
+//      with p its registry accuracy for the task type and domain (a figure
+//      measured on few requests pulled towards its overall accuracy, see
+//      model_registry::accuracy_for and overall_accuracy_weight), s the
 //      prior_strength, e_w and e_mean the analyser's evidence for it, and
 //      up / down the feedback votes for that task type and domain; the
 //      RoutingScore ranks the models with that accuracy;
@@ -68,6 +70,7 @@ namespace llmgate::inline v0 {
 struct router_options {
   std::size_t shortlist = 32;          ///< models the kNN over model vectors hands to the score
   float prior_strength = 4.0f;         ///< the registry's accuracy counts as this many similar requests
+  float overall_accuracy_weight = 50.0f;  ///< requests' worth of overall accuracy a measured task figure is pulled towards
   float complexity_influence = 1.0f;   ///< 0: complexity leaves the weights alone
   float minimum_uptime = 0.0f;         ///< models known to be up less than this are filtered out
 };
@@ -268,7 +271,7 @@ class basic_router {
   void rank(routing_decision& d, std::size_t m, const std::vector<std::pair<float, float>>& evidence,
             bool any_votes) const {
     const auto& c = registry_.card(m);
-    const double prior = registry_.accuracy_for(m, d.task.task_type, d.task.domain);
+    const double prior = registry_.accuracy_for(m, d.task.task_type, d.task.domain, options_.overall_accuracy_weight);
     const auto votes = any_votes ? feedback_.votes(c.name, d.task.task_type, d.task.domain) : feedback_votes{};
     const auto [evidence_weight, evidence_mean] = evidence.empty() ? std::pair{0.0f, 0.0f} : evidence[m];
     const double s = options_.prior_strength;

@@ -168,13 +168,15 @@ class model_registry {
                          std::string_view name) {
       const auto found = figures_by_name.find(name);
       if (found == figures_by_name.end()) return;
-      const auto samples = samples_by_name.find(name);
-      const double n = samples == samples_by_name.end() ? 0 : samples->second;
-      const double predicted = std::clamp(overall + offsets.find(name)->second, 0.0, 1.0);
-      sum += samples == samples_by_name.end() || n + overall_weight <= 0
-                 ? found->second
-                 : (n * found->second + overall_weight * predicted) / (n + overall_weight);
       ++figures;
+      const auto samples = overall_weight > 0 ? samples_by_name.find(name) : samples_by_name.end();
+      if (samples == samples_by_name.end()) {
+        sum += found->second;  // no sample count: taken as it is
+        return;
+      }
+      const double n = samples->second;
+      const double predicted = std::clamp(overall + offsets.find(name)->second, 0.0, 1.0);
+      sum += (n * found->second + overall_weight * predicted) / (n + overall_weight);
     };
     add(c.task_accuracy, c.task_samples, task_offsets_, task_type);
     add(c.domain_accuracy, c.domain_samples, domain_offsets_, domain);

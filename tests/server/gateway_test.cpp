@@ -138,6 +138,23 @@ BOOST_FIXTURE_TEST_CASE(bad_requests_get_openai_errors, gateway_fixture) {
   BOOST_TEST(upstream_calls() == 0u);
 }
 
+BOOST_AUTO_TEST_CASE(the_demo_backend_answers_offline_and_honours_max_tokens) {
+  gateway_fixture f([](gateway_config& config) { config.backends = {{.name = "demo", .kind = "demo"}}; });
+  const auto whole = f.ask("Tell me a long story about a lighthouse keeper");
+  BOOST_TEST(whole.header("x-llmgate-backend") == "demo");
+  BOOST_TEST(whole.json().at("choices").at(0).at("finish_reason").as_string() == "stop");
+
+  const auto cut = post(f.port(), "/v1/chat/completions",
+                        R"({"model": "test-model", "max_tokens": 3,
+                            "messages": [{"role": "user", "content": "Tell me another story"}]})",
+                        "key-acme");
+  const auto body = cut.json();
+  BOOST_TEST(body.at("choices").at(0).at("finish_reason").as_string() == "length");
+  BOOST_TEST(body.at("choices").at(0).at("message").at("content").as_string() == "(offline demo backend)");
+  BOOST_TEST(body.at("usage").at("completion_tokens").as_int64() == 3);
+  BOOST_TEST(f.upstream_calls() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(oversized_bodies_get_413) {
   gateway_fixture f([](gateway_config& c) { c.max_body_bytes = 1000; });
   const auto reply = post(f.port(), "/v1/chat/completions", chat_body(std::string(2000, 'x')), "key-acme");

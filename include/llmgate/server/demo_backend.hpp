@@ -1,10 +1,17 @@
 // The offline demo backend: answers in process, with no model and no
 // network, so that the gateway can be tried anywhere. Its answers say
 // plainly that they are canned; its usage and price are made up but
-// consistent, so the cost and savings figures move as they would.
+// consistent, so the cost and savings figures move as they would. It
+// honours max_tokens (and max_completion_tokens) as a model server does,
+// counting a word as a token, so that clients and conformance checks see
+// an answer cut at the limit end with finish_reason "length".
 #pragma once
 
-#include <string>  // std::string
+#include <algorithm>    // std::min
+#include <cstdint>      // std::uint64_t
+#include <limits>       // std::numeric_limits
+#include <sstream>      // std::istringstream
+#include <string>       // std::string
 
 #include "llmgate/backend/scripted_backend.hpp"
 
@@ -22,6 +29,19 @@ inline scripted_backend make_demo_backend(std::string name = "demo") {
     response.finish_reason = "stop";
     response.usage.prompt_tokens = 20 + question.size() / 4;
     response.usage.completion_tokens = 20 + question.size() / 4;
+
+    auto limit = std::numeric_limits<std::uint64_t>::max();
+    for (const char* field : {"max_tokens", "max_completion_tokens"})
+      if (const auto* value = request.parameters.if_contains(field); value && value->is_int64() && value->as_int64() > 0)
+        limit = std::min(limit, static_cast<std::uint64_t>(value->as_int64()));
+    if (limit < response.usage.completion_tokens) {
+      std::istringstream words(response.content);
+      std::string word, cut;
+      for (std::uint64_t n = 0; n < limit && words >> word; ++n) cut += (cut.empty() ? "" : " ") + word;
+      response.content = cut;
+      response.usage.completion_tokens = limit;
+      response.finish_reason = "length";
+    }
     // As if priced at $0.15 / $0.60 per 1M tokens (a small hosted model).
     response.cost_usd = (0.15 * static_cast<double>(response.usage.prompt_tokens) +
                          0.60 * static_cast<double>(response.usage.completion_tokens)) / 1e6;

@@ -137,6 +137,48 @@ BOOST_AUTO_TEST_CASE(the_same_stream_gives_the_same_vectors) {
   }
 }
 
+// Vectors stored by a cache must stay comparable with new ones across
+// versions of the library: these figures were computed before the embedder
+// was last made faster. A checksum sum((i + 1) v[i]) and the largest
+// component pin each vector; the tolerance only admits the rounding that
+// differs between builds (FMA contraction, the SIMD kernels' order), far
+// below what one feature more or less changes.
+BOOST_AUTO_TEST_CASE(vectors_keep_their_values_across_versions) {
+  struct pinned {
+    bool trained;
+    std::string_view text;
+    double checksum;
+    std::size_t largest;
+    float value;
+  };
+  const pinned cases[] = {
+      {false, "How do I reset my router password?", 297.437941, 216, 0.355838f},
+      {false, "Hopping ponies agreed: 3.5 apples cost $1,000!", -117.156899, 161, -0.559657f},
+      {false, "\u00DCn\u00EFc\u00F6d\u00E9 na\u00EFve CAF\u00C9 \u6771\u4EAC don't \U0001F389", -53.712809, 20, 0.304150f},
+      {false, "???", 232.0, 231, 1.0f},
+      {true, "How do I reset my router password?", 341.265313, 86, -0.342710f},
+      {true, "Hopping ponies agreed: 3.5 apples cost $1,000!", -122.917045, 161, -0.563157f},
+      {true, "\u00DCn\u00EFc\u00F6d\u00E9 na\u00EFve CAF\u00C9 \u6771\u4EAC don't \U0001F389", -50.602683, 20, 0.306263f},
+      {true, "???", 232.0, 231, 1.0f},
+  };
+  const hashing_embedder fresh;
+  const auto learned = trained();
+  for (const auto& c : cases) {
+    const auto v = embed(c.trained ? learned : fresh, c.text);
+    double checksum = 0;
+    std::size_t largest = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      checksum += static_cast<double>(i + 1) * v[i];
+      if (std::fabs(v[i]) > std::fabs(v[largest])) largest = i;
+    }
+    BOOST_TEST_CONTEXT(c.text << (c.trained ? " (trained)" : "")) {
+      BOOST_TEST(checksum == c.checksum, boost::test_tools::tolerance(1e-7));
+      BOOST_TEST(largest == c.largest);
+      BOOST_TEST(v[largest] == c.value, boost::test_tools::tolerance(1e-5f));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(identical_texts_have_cosine_one_also_across_case_and_punctuation) {
   const auto e = trained();
   BOOST_TEST(cosine(e, "How do I reset my router?", "How do I reset my router?") ==

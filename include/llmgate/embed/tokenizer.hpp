@@ -80,7 +80,32 @@ inline void tokenize(std::string_view text, token_list& out) {
                                   : char_class::space;
   };
 
+  // A run of ASCII letters or digits, most of English text and code,
+  // in one go: what appending its characters one by one would do.
+  const auto ascii_run = [&](std::size_t position, char_class wanted) {
+    std::size_t end = position;
+    while (end < text.size() && static_cast<unsigned char>(text[end]) < 0x80 &&
+           unicode::detail::ascii_classes[static_cast<unsigned char>(text[end])] == wanted)
+      ++end;
+    const token_kind kind = wanted == char_class::letter ? token_kind::word : token_kind::number;
+    if (!open || out.entries_.back().kind != kind) {
+      out.entries_.push_back({out.folded_.size(), 0, kind});
+      open = true;
+    }
+    for (std::size_t i = position; i < end; ++i)
+      out.folded_ += static_cast<char>(unicode::simple_case_fold(static_cast<unsigned char>(text[i])));
+    out.entries_.back().length += end - position;
+    return end;
+  };
+
   for (std::size_t position = 0; position < text.size();) {
+    if (const auto byte = static_cast<unsigned char>(text[position]); byte < 0x80) {
+      const auto ascii = unicode::detail::ascii_classes[byte];
+      if (ascii == char_class::letter || ascii == char_class::digit) {
+        position = ascii_run(position, ascii);
+        continue;
+      }
+    }
     const auto [c, length] = unicode::decode_utf8(text, position);
     position += length;
     const auto growing = open ? out.entries_.back().kind : token_kind::symbol;

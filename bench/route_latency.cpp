@@ -12,10 +12,9 @@
 // 20 models; requests: the next questions, routed under the balanced
 // profile. The analyser's examples are searched with llmgate's HNSW index
 // and, for comparison, with the exact flat scan. The router is set up as
-// route_eval validated it (examples/route_eval.cpp): neighbours count from
-// similarity 0.5, so the HNSW search is 16 wide; prior strength 16; no
-// complexity lean. Each call is timed alone,
-// on one thread after a warm-up pass, in the thread's CPU time (as the
+// route_eval validated it (examples/route_eval/settings.hpp): 8 neighbours
+// counting from similarity 0.5, so the HNSW search is 8 wide; prior
+// strength 16; no complexity lean. Each call is timed alone, on one thread after a warm-up pass, in the thread's CPU time (as the
 // replay times lookups), so that other processes on a shared machine do
 // not inflate it; wall-clock p50 and p99 are printed beside it.
 #include <algorithm>    // std::sort, std::min
@@ -39,6 +38,7 @@
 #include <llmgate/index/hnsw_index.hpp>
 #include <llmgate/route/router.hpp>
 
+#include "../examples/route_eval/settings.hpp"  // route_eval::validated_settings
 #include "bench_support.hpp"
 
 namespace {
@@ -108,21 +108,6 @@ std::vector<llmgate::labelled_example> labelled(const std::vector<std::string>& 
   return examples;
 }
 
-// The settings route_eval's validation chose (see the top of this file).
-llmgate::local_analyser_options analyser_options() {
-  llmgate::local_analyser_options o;
-  o.min_similarity = 0.5f;
-  o.search_breadth = 16;
-  return o;
-}
-
-llmgate::router_options router_options() {
-  llmgate::router_options o;
-  o.prior_strength = 16.0f;
-  o.complexity_influence = 0.0f;
-  return o;
-}
-
 struct timing {
   double p50_us, p99_us, max_us;        // thread CPU time
   double wall_p50_us, wall_p99_us;      // steady_clock
@@ -170,6 +155,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  const auto settings = route_eval::validated_settings();
   std::mt19937_64 random(42);
   const auto registry = random_registry(random);
   const auto texts = questions(example_count + request_count);
@@ -197,16 +183,16 @@ int main(int argc, char** argv) {
 
   {
     progress("route_latency: learning %zu examples (HNSW)", examples.size());
-    llmgate::basic_local_analyser<llmgate::hashing_embedder, llmgate::hnsw_index<>> analyser(analyser_options());
+    llmgate::basic_local_analyser<llmgate::hashing_embedder, llmgate::hnsw_index<>> analyser(settings.analyser);
     analyser.learn(examples);
-    const llmgate::basic_router<decltype(analyser)> router(registry, std::move(analyser), {}, {}, router_options());
+    const llmgate::basic_router<decltype(analyser)> router(registry, std::move(analyser), {}, {}, settings.router);
     report("hnsw", time_routes(router, requests));
   }
   {
     progress("route_latency: learning %zu examples (flat)", examples.size());
-    llmgate::local_analyser analyser(analyser_options());
+    llmgate::local_analyser analyser(settings.analyser);
     analyser.learn(examples);
-    const llmgate::router router(registry, std::move(analyser), {}, {}, router_options());
+    const llmgate::router router(registry, std::move(analyser), {}, {}, settings.router);
     report("flat", time_routes(router, requests));
   }
 

@@ -38,34 +38,11 @@
 #include "route_eval/dataset.hpp"
 #include "route_eval/evaluation.hpp"
 #include "route_eval/report.hpp"
+#include "route_eval/settings.hpp"  // validated_settings
 
 namespace {
 
 constexpr double learning_share = 0.7;
-
-// llmgate's defaults, but for three chosen with --validation (a grid over
-// neighbours 16..128, min similarity 0.1..0.6, edge words 16..32, prior
-// strength 1..64 and complexity influence 0 or 1, by the mean over
-// dcrouter and routerbench of the area under the curve): neighbours less
-// similar than 0.5 (not 0.2) count for nothing, a model's accuracy at the
-// task weighs as 16 neighbours (not 4), and complexity leaves the weights
-// alone (0, not 1). With only close neighbours counting, an HNSW analyser
-// may search narrowly (breadth 16, see local_analyser.hpp); route_eval's
-// analyser scans exactly. llmgate's default overall_accuracy_weight (50)
-// was chosen the same way (a grid over 0..400 with prior strength 4..64):
-// without it the per-task figures of dcrouter's learning part, near ties
-// resting on few queries whose kinds differ from the evaluated ones', pick
-// a model worse than the best overall; 50 exceeds the best single model on
-// the validation split (0.7980 against 0.7929) at an area under the curve
-// 0.002 lower (mean 0.7869 against 0.7890).
-route_eval::router_settings validated_settings() {
-  route_eval::router_settings s;
-  s.analyser.min_similarity = 0.5f;
-  s.analyser.search_breadth = 16;
-  s.router.prior_strength = 16.0f;
-  s.router.complexity_influence = 0.0f;
-  return s;
-}
 
 struct settings {
   std::string data = "../shared/data/routing";
@@ -73,7 +50,7 @@ struct settings {
   std::string out = "build/route-eval";
   std::size_t limit = std::numeric_limits<std::size_t>::max();
   bool validation = false;
-  route_eval::router_settings router = validated_settings();
+  route_eval::router_settings router = route_eval::validated_settings();
 };
 
 // A file's queries between the shares `from` and `to` of it.

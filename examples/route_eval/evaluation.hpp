@@ -34,15 +34,9 @@
 #include <llmgate/route/text_features.hpp>
 
 #include "dataset.hpp"
+#include "settings.hpp"  // router_settings
 
 namespace route_eval {
-
-/// What a user may change about the router (defaults are llmgate's, and
-/// the values picked on the validation split, see route_eval.cpp).
-struct router_settings {
-  llmgate::local_analyser_options analyser;
-  llmgate::router_options router;
-};
 
 /// A policy's accuracy (0..1) and total cost (USD) on the evaluated queries.
 struct point {

@@ -129,8 +129,9 @@ BOOST_AUTO_TEST_CASE(works_with_an_hnsw_index) {
 
 BOOST_AUTO_TEST_CASE(a_narrow_hnsw_search_finds_the_neighbours_that_count) {
   // Many unrelated examples around the tickets: an HNSW analyser searching
-  // with breadth 16 still weighs the same neighbours as an exact scan,
-  // since only close ones count.
+  // with breadth 16, or with breadth 8 for 8 neighbours from similarity 0.5
+  // (route_eval's validated settings), still weighs the same neighbours as
+  // an exact scan, since only close ones count.
   auto examples = support_tickets();
   const char* words[] = {"garden", "river", "piano", "orbit", "ladder", "copper", "meadow", "violin",
                          "harbor", "glacier", "lantern", "pepper", "canyon", "falcon", "saddle", "marble"};
@@ -139,22 +140,29 @@ BOOST_AUTO_TEST_CASE(a_narrow_hnsw_search_finds_the_neighbours_that_count) {
     for (unsigned w = 0; w < 8; ++w) text += std::string(words[(i * 7 + w * 5 + i / 16) % 16]) + " ";
     examples.push_back({text + std::to_string(i), "other", "misc", 0.5f, {{"small", 0.5f}, {"large", 0.5f}}});
   }
-  llmgate::local_analyser_options options;
-  options.search_breadth = 16;
-  local_analyser exact(options);
-  llmgate::basic_local_analyser<llmgate::hashing_embedder, llmgate::hnsw_index<>> narrow(options);
-  exact.learn(examples);
-  narrow.learn(examples);
-  for (const auto* request : {"I was charged twice on my invoice last month", "Uploading a photo makes the app crash each time"}) {
-    const auto a = exact.analyse(request), b = narrow.analyse(request);
-    BOOST_TEST(a.task_type == b.task_type);
-    for (const auto* model : {"small", "large"}) {
-      const auto* x = evidence_for(a, model);
-      const auto* y = evidence_for(b, model);
-      BOOST_TEST_REQUIRE(x);
-      BOOST_TEST_REQUIRE(y);
-      BOOST_TEST(x->weight == y->weight, boost::test_tools::tolerance(0.01f));
-      BOOST_TEST(x->mean_score == y->mean_score, boost::test_tools::tolerance(0.01f));
+  llmgate::local_analyser_options wide, narrowest;
+  wide.search_breadth = 16;
+  narrowest.min_similarity = 0.5f;
+  narrowest.neighbours = 8;
+  narrowest.search_breadth = 8;
+  for (const auto& options : {wide, narrowest}) {
+    local_analyser exact(options);
+    llmgate::basic_local_analyser<llmgate::hashing_embedder, llmgate::hnsw_index<>> narrow(options);
+    exact.learn(examples);
+    narrow.learn(examples);
+    for (const auto* request : {"I was charged twice on my invoice last month", "Uploading a photo makes the app crash each time"}) {
+      BOOST_TEST_CONTEXT(request << ", breadth " << options.search_breadth) {
+        const auto a = exact.analyse(request), b = narrow.analyse(request);
+        BOOST_TEST(a.task_type == b.task_type);
+        for (const auto* model : {"small", "large"}) {
+          const auto* x = evidence_for(a, model);
+          const auto* y = evidence_for(b, model);
+          BOOST_TEST_REQUIRE(x);
+          BOOST_TEST_REQUIRE(y);
+          BOOST_TEST(x->weight == y->weight, boost::test_tools::tolerance(0.01f));
+          BOOST_TEST(x->mean_score == y->mean_score, boost::test_tools::tolerance(0.01f));
+        }
+      }
     }
   }
 }

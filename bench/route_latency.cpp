@@ -14,9 +14,10 @@
 // and, for comparison, with the exact flat scan. The router is set up as
 // route_eval validated it (examples/route_eval/settings.hpp): 8 neighbours
 // counting from similarity 0.5, so the HNSW search is 8 wide; prior
-// strength 16; no complexity lean. Each call is timed alone, on one thread after a warm-up pass, in the thread's CPU time (as the
-// replay times lookups), so that other processes on a shared machine do
-// not inflate it; wall-clock p50 and p99 are printed beside it.
+// strength 16; no complexity lean. Each call is timed alone, on one
+// thread after a warm-up pass, in the thread's CPU time (as the replay
+// times lookups), so that other processes on a shared machine do not
+// inflate it; wall-clock p50 and p99 are printed beside it.
 #include <algorithm>    // std::sort, std::min
 #include <chrono>       // std::chrono::steady_clock
 #include <cmath>        // std::pow

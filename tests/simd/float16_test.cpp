@@ -2,6 +2,8 @@
 // float32-query x float16-row kernels against a double reference.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -35,6 +37,23 @@ BOOST_AUTO_TEST_CASE(conversion_rounds_to_nearest_even_and_saturates_to_infinity
   BOOST_TEST(simd::to_float(simd::to_float16(0x1.0p-24f)) == 0x1.0p-24f);  // smallest subnormal
   BOOST_TEST(simd::to_float(simd::to_float16(0x1.0p-26f)) == 0.0f);
   BOOST_TEST(simd::to_float16(-0.0f).bits == 0x8000u);
+}
+
+// widen() converts a register at a time (the conversion instruction where
+// the build allows it) and the tail one by one: both must give to_float's
+// bits, for every float16 and for every length around a register's width.
+BOOST_AUTO_TEST_CASE(widen_gives_the_bits_of_to_float_for_every_float16) {
+  std::vector<simd::float16> all(0x10000);
+  for (std::uint32_t bits = 0; bits < 0x10000; ++bits) all[bits].bits = static_cast<std::uint16_t>(bits);
+  std::vector<float> widened(all.size());
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, simd::lanes - 1, simd::lanes, simd::lanes + 3, all.size()}) {
+    std::ranges::fill(widened, -7.0f);
+    simd::widen(all.data(), widened.data(), n);
+    for (std::size_t i = 0; i < n; ++i)
+      BOOST_TEST_REQUIRE(std::bit_cast<std::uint32_t>(widened[i]) == std::bit_cast<std::uint32_t>(simd::to_float(all[i])),
+                         "float16 bits " << i << ", n " << n);
+    if (n < widened.size()) BOOST_TEST(widened[n] == -7.0f);  // nothing written past n
+  }
 }
 
 BOOST_AUTO_TEST_CASE(kernels_on_float16_rows_match_the_reference_for_every_dimension) {

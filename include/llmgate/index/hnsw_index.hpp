@@ -469,8 +469,7 @@ class hnsw_index {
       return vector_of(slot);
     } else {
       buffer.resize(dimension_);
-      std::transform(vector_of(slot), vector_of(slot) + dimension_, buffer.begin(),
-                     [](simd::float16 h) { return simd::to_float(h); });
+      simd::widen(vector_of(slot), buffer.data(), dimension_);
       return buffer.data();
     }
   }

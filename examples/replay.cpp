@@ -27,7 +27,7 @@
 // replays nor other processes on a shared machine inflate them.
 //
 // Exit status: 0 done; 2 bad options, or a data file missing or unreadable.
-#include <algorithm>     // std::min, std::max
+#include <algorithm>     // std::min, std::max, std::fill_n
 #include <atomic>        // std::atomic
 #include <chrono>        // std::chrono::steady_clock
 #include <cstdio>        // std::fprintf
@@ -35,6 +35,7 @@
 #include <filesystem>    // std::filesystem
 #include <functional>    // std::function
 #include <iostream>      // std::cout
+#include <latch>         // std::latch
 #include <limits>        // std::numeric_limits
 #include <optional>      // std::optional
 #include <span>          // std::span
@@ -66,18 +67,20 @@ struct settings {
 
 using job = std::function<replay::replay_result()>;
 
-// Runs the jobs on up to `threads` threads; results in the jobs' order.
-std::vector<replay::replay_result> run_all(const std::vector<job>& jobs, unsigned threads) {
-  std::vector<replay::replay_result> results(jobs.size());
+// Runs jobs[i] into results[i] (sized already) on up to `threads` threads,
+// taking the jobs in order of their index; finished[i] is counted down when
+// results[i] is written, for a job that waits on earlier results.
+void run_all(const std::vector<job>& jobs, unsigned threads, std::vector<replay::replay_result>& results,
+             const std::vector<std::latch*>& finished) {
   std::atomic<std::size_t> next{0};
-  {
-    std::vector<std::jthread> workers;
-    for (unsigned t = 0; t < std::min<std::size_t>(threads, jobs.size()); ++t)
-      workers.emplace_back([&] {
-        for (std::size_t i; (i = next++) < jobs.size();) results[i] = jobs[i]();
-      });
-  }
-  return results;
+  std::vector<std::jthread> workers;
+  for (unsigned t = 0; t < std::min<std::size_t>(threads, jobs.size()); ++t)
+    workers.emplace_back([&] {
+      for (std::size_t i; (i = next++) < jobs.size();) {
+        results[i] = jobs[i]();
+        if (finished[i]) finished[i]->count_down();
+      }
+    });
 }
 
 job static_job(const replay::replay_input& input, double threshold, bool guarded,
@@ -209,15 +212,27 @@ int main(int argc, char** argv) {
 
   const replay::replay_input input(stream);
   replay::progress_meter progress(stream.requests.size() * (o.thresholds.size() + std::size(error_bounds) + 1));
+  // The unguarded replay needs the best static threshold, so it comes last
+  // and waits for the static replays; with fewer threads than jobs they
+  // have finished by the time a thread takes it, and it runs beside the
+  // last adaptive ones instead of alone after them.
   std::vector<job> jobs;
   for (const double t : o.thresholds) jobs.push_back(static_job(input, t, true, progress));
   for (const double bound : error_bounds) jobs.push_back(adaptive_job(input, bound, o.feedback_rate, progress));
-  auto results = run_all(jobs, o.threads);
+  std::vector<replay::replay_result> results(jobs.size() + 1);
   const std::span<const replay::replay_result> statics(results.data(), o.thresholds.size());
+  std::latch statics_done(static_cast<std::ptrdiff_t>(statics.size()));
+  jobs.push_back([&] {
+    statics_done.wait();
+    return static_job(input, best_static(statics).threshold, false, progress)();
+  });
+  std::vector<std::latch*> finished(jobs.size(), nullptr);
+  std::fill_n(finished.begin(), statics.size(), &statics_done);
+  run_all(jobs, o.threads, results, finished);
   const std::span<const replay::replay_result> adaptives(results.data() + o.thresholds.size(),
                                                          std::size(error_bounds));
   const replay::replay_result& guarded = best_static(statics);
-  auto unguarded = run_all({static_job(input, guarded.threshold, false, progress)}, 1).front();
+  const replay::replay_result& unguarded = results.back();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   const std::string name = std::filesystem::path(o.data).filename().string();
@@ -226,12 +241,10 @@ int main(int argc, char** argv) {
       "feedback rate %g; %.1f s on %u threads\n",
       name.c_str(), stream.format.c_str(), stream.requests.size(), stream.scopes.size(), stream.answers,
       o.price_per_call, o.feedback_rate, seconds, o.threads);
-  std::vector<replay::replay_result> table = results;
-  table.push_back(unguarded);
-  replay::print_table(std::cout, table, o.price_per_call);
+  replay::print_table(std::cout, results, o.price_per_call);  // the unguarded line last
   print_guard_effect(guarded, unguarded);
   double longest_insert_us = 0;
-  for (const auto& r : table) longest_insert_us = std::max(longest_insert_us, r.longest_insert_us);
+  for (const auto& r : results) longest_insert_us = std::max(longest_insert_us, r.longest_insert_us);
   std::printf(
       "lookup times: CPU time of embed + search + guard; longest single insert: %.1f ms (the insert that "
       "re-embedded every stored request under new weights; other threads' lookups and inserts go on meanwhile)\n",
@@ -245,12 +258,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "replay: cannot create '%s': %s\n", o.out.c_str(), ec.message().c_str());
   } else {
     const std::string csv = base.string() + ".csv", svg = base.string() + ".svg";
-    if (replay::write_csv(csv, table, o.price_per_call) &&
+    if (replay::write_csv(csv, results, o.price_per_call) &&
         replay::write_svg(svg, "llmgate replay: " + name, statics, adaptives))
       std::printf("wrote %s and %s\n", csv.c_str(), svg.c_str());
     else
       std::fprintf(stderr, "replay: cannot write %s or %s\n", csv.c_str(), svg.c_str());
   }
-  for (const auto& r : results) std::printf("%s\n", replay::json_line(r).c_str());
+  for (const auto& r : std::span(results).first(results.size() - 1)) std::printf("%s\n", replay::json_line(r).c_str());
   return 0;
 }

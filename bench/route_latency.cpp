@@ -13,11 +13,12 @@
 // profile. The analyser's examples are searched with llmgate's HNSW index
 // and, for comparison, with the exact flat scan. The router is set up as
 // route_eval validated it (examples/route_eval/settings.hpp): 8 neighbours
-// counting from similarity 0.5, so the HNSW search is 8 wide; prior
-// strength 16; no complexity lean. Each call is timed alone, on one
-// thread after a warm-up pass, in the thread's CPU time (as the replay
-// times lookups), so that other processes on a shared machine do not
-// inflate it; wall-clock p50 and p99 are printed beside it.
+// counting from similarity 0.5, so the HNSW search is 8 wide; character
+// trigrams only in the embedding; prior strength 16; no complexity lean.
+// Each call is timed alone, on one thread after a warm-up pass, in the
+// thread's CPU time (as the replay times lookups), so that other processes
+// on a shared machine do not inflate it; wall-clock p50 and p99 are
+// printed beside it.
 #include <algorithm>    // std::sort, std::min
 #include <chrono>       // std::chrono::steady_clock
 #include <cmath>        // std::pow
@@ -184,14 +185,15 @@ int main(int argc, char** argv) {
 
   {
     progress("route_latency: learning %zu examples (HNSW)", examples.size());
-    llmgate::basic_local_analyser<llmgate::hashing_embedder, llmgate::hnsw_index<>> analyser(settings.analyser);
+    llmgate::basic_local_analyser<llmgate::hashing_embedder, llmgate::hnsw_index<>> analyser(
+        settings.analyser, llmgate::hashing_embedder(settings.embedder));
     analyser.learn(examples);
     const llmgate::basic_router<decltype(analyser)> router(registry, std::move(analyser), {}, {}, settings.router);
     report("hnsw", time_routes(router, requests));
   }
   {
     progress("route_latency: learning %zu examples (flat)", examples.size());
-    llmgate::local_analyser analyser(settings.analyser);
+    llmgate::local_analyser analyser(settings.analyser, llmgate::hashing_embedder(settings.embedder));
     analyser.learn(examples);
     const llmgate::router router(registry, std::move(analyser), {}, {}, settings.router);
     report("flat", time_routes(router, requests));

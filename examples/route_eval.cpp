@@ -5,7 +5,7 @@
 // the oracle.
 //
 //   route_eval [--data DIR] [--eval DIR] [--out DIR] [--limit N] [--validation]
-//              [--neighbours K] [--min-similarity S] [--edge-words W] [--prior-strength P]
+//              [--neighbours K] [--min-similarity S] [--edge-words W] [--char-ngram-max N] [--prior-strength P]
 //              [--complexity-influence C] [--overall-weight O]
 //
 // Splits (nothing is learned from a query that is evaluated):
@@ -79,6 +79,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--edge-words", o.router.analyser.edge_words,
                  "a longer query is read and embedded by its first and last this many words")
+      ->capture_default_str();
+  app.add_option("--char-ngram-max", o.router.embedder.char_ngram_max,
+                 "longest character n-gram of a word in the analyser's embedding (from 3)")
+      ->check(CLI::Range(std::size_t{3}, std::size_t{8}))
       ->capture_default_str();
   app.add_option("--prior-strength", o.router.router.prior_strength,
                  "how many neighbours' worth a model's accuracy at the task counts for")

@@ -111,7 +111,7 @@ inline llmgate::model_registry learn_registry(const std::vector<std::string>& mo
 
 inline llmgate::router learn_router(const std::vector<std::string>& models, const std::vector<const query*>& learning,
                                     const router_settings& settings) {
-  llmgate::local_analyser analyser(settings.analyser);
+  llmgate::local_analyser analyser(settings.analyser, llmgate::hashing_embedder(settings.embedder));
   std::vector<llmgate::labelled_example> examples;
   examples.reserve(learning.size());
   for (const auto* q : learning) {

@@ -417,7 +417,7 @@ class hashing_embedder {
       // A bigram is the token hashed with its predecessor's hash as seed.
       features.push_back({hash(key, previous), i == 0 ? options_.first_word_weight : options_.bigram_weight, 1});
       previous = unigram;
-      if (t.kind == token_kind::word) add_char_ngrams(t.text, scratch);
+      if (t.kind == token_kind::word && options_.char_ngram_weight != 0.0f) add_char_ngrams(t.text, scratch);
     }
     std::erase_if(features, [](const detail::hashed_feature& f) { return f.weight == 0.0f; });
     if (features.empty()) features.push_back({hash(text, featureless_seed), 1.0f, 1});

@@ -40,9 +40,10 @@
 #include <array>         // std::array
 #include <cmath>         // std::isfinite, std::log
 #include <cstddef>       // std::size_t
+#include <cstdint>       // std::uint32_t
 #include <filesystem>    // std::filesystem::path
 #include <fstream>       // std::ifstream
-#include <functional>    // std::less
+#include <functional>    // std::less, std::equal_to
 #include <iterator>      // std::istreambuf_iterator
 #include <limits>        // std::numeric_limits
 #include <map>           // std::map
@@ -55,6 +56,8 @@
 
 #include <boost/json/parse.hpp>  // boost::json::parse
 #include <boost/json/value.hpp>  // boost::json::value, object, array
+#include <boost/container_hash/hash.hpp>  // boost::hash
+#include <boost/unordered/unordered_flat_map.hpp>  // task type and domain names -> ids
 
 #include "llmgate/error.hpp"
 #include "llmgate/route/quality.hpp"
@@ -148,6 +151,22 @@ class model_registry {
   /// The model's normalised ratings, accuracy being its overall accuracy.
   const quality_vector& qualities(std::size_t model) const { return qualities_.at(model); }
 
+  /// A task type and domain resolved once against the registry's names,
+  /// for the questions a router asks of many models per decision
+  /// (accuracy_for, serves): each is then an index into flat tables rather
+  /// than string searches through every model's card.
+  struct task_key {
+    std::uint32_t task_type = unknown_name;  ///< a name no card mentions stays unknown_name
+    std::uint32_t domain = unknown_name;
+    bool task_type_given = false;  ///< false: the task type is not known (empty)
+    bool domain_given = false;
+  };
+  static constexpr std::uint32_t unknown_name = std::numeric_limits<std::uint32_t>::max();
+
+  task_key key_of(std::string_view task_type, std::string_view domain) const {
+    return {id_of(task_type), id_of(domain), !task_type.empty(), !domain.empty()};
+  }
+
   /// The model's raw accuracy (0..1) at a task: the mean of its accuracy
   /// for the task type and for the domain where it has either, else its
   /// overall accuracy, else the mean overall accuracy of the registry.
@@ -160,26 +179,22 @@ class model_registry {
   /// override their overall ranking, while d keeps the task's difficulty.
   double accuracy_for(std::size_t model, std::string_view task_type, std::string_view domain,
                       double overall_weight = 0) const {
-    const auto& c = cards_.at(model);
-    const double overall = c.accuracy.value_or(mean_accuracy_);
+    return accuracy_for(model, key_of(task_type, domain), overall_weight);
+  }
+
+  double accuracy_for(std::size_t model, const task_key& task, double overall_weight = 0) const {
+    const double overall = cards_.at(model).accuracy.value_or(mean_accuracy_);
     double sum = 0;
     int figures = 0;
-    const auto add = [&](const auto& figures_by_name, const auto& samples_by_name, const auto& offsets,
-                         std::string_view name) {
-      const auto found = figures_by_name.find(name);
-      if (found == figures_by_name.end()) return;
+    for (const auto& [kind, name] : {std::pair{task_figure, task.task_type}, std::pair{domain_figure, task.domain}}) {
+      if (name == unknown_name) continue;
+      const figure& f = figures_[kind][model * names_.size() + name];
+      if (!f.accuracy) continue;
       ++figures;
-      const auto samples = overall_weight > 0 ? samples_by_name.find(name) : samples_by_name.end();
-      if (samples == samples_by_name.end()) {
-        sum += found->second;  // no sample count: taken as it is
-        return;
-      }
-      const double n = samples->second;
-      const double predicted = std::clamp(overall + offsets.find(name)->second, 0.0, 1.0);
-      sum += (n * found->second + overall_weight * predicted) / (n + overall_weight);
-    };
-    add(c.task_accuracy, c.task_samples, task_offsets_, task_type);
-    add(c.domain_accuracy, c.domain_samples, domain_offsets_, domain);
+      sum += overall_weight > 0 && f.samples ? (*f.samples * *f.accuracy + overall_weight * f.predicted) /
+                                                   (*f.samples + overall_weight)
+                                             : *f.accuracy;  // no sample count: taken as it is
+    }
     return figures > 0 ? sum / figures : overall;
   }
 
@@ -192,11 +207,16 @@ class model_registry {
   /// name them, or it has no tags of that kind). An empty task type or
   /// domain is unknown and passes.
   bool serves(std::size_t model, std::string_view task_type, std::string_view domain) const {
-    const auto& c = cards_.at(model);
-    const auto tagged = [](const std::vector<std::string>& tags, std::string_view wanted) {
-      return wanted.empty() || tags.empty() || std::find(tags.begin(), tags.end(), wanted) != tags.end();
+    return serves(model, key_of(task_type, domain));
+  }
+
+  bool serves(std::size_t model, const task_key& task) const {
+    const auto tagged = [](const std::vector<std::uint32_t>& tags, std::uint32_t wanted, bool given) {
+      return !given || tags.empty() || std::ranges::find(tags, wanted) != tags.end();
     };
-    return tagged(c.task_types, task_type) && tagged(c.domains, domain);
+    const auto& tags = tags_.at(model);
+    return tagged(tags.task_types, task.task_type, task.task_type_given) &&
+           tagged(tags.domains, task.domain, task.domain_given);
   }
 
  private:
@@ -281,8 +301,7 @@ class model_registry {
     }
     accuracy_scale_ = scales[index_of(quality::accuracy)];
     mean_accuracy_ = accuracies > 0 ? accuracy_sum / accuracies : 0.5;
-    task_offsets_ = offsets(&model_card::task_accuracy);
-    domain_offsets_ = offsets(&model_card::domain_accuracy);
+    index_figures_and_tags();
 
     qualities_.clear();
     for (const auto& c : cards_) {
@@ -295,6 +314,46 @@ class model_registry {
       }
       qualities_.push_back(v);
     }
+  }
+
+  // Gives every task type and domain a card names an id, then lays out each
+  // model's figures and tags by those ids (see task_key).
+  void index_figures_and_tags() {
+    for (const auto& c : cards_) {
+      for (const auto* figures : {&c.task_accuracy, &c.domain_accuracy})
+        for (const auto& [name, a] : *figures) names_.try_emplace(name, static_cast<std::uint32_t>(names_.size()));
+      for (const auto* tags : {&c.task_types, &c.domains})
+        for (const auto& name : *tags) names_.try_emplace(name, static_cast<std::uint32_t>(names_.size()));
+    }
+    const std::pair<figures model_card::*, figures model_card::*> kinds[] = {
+        {&model_card::task_accuracy, &model_card::task_samples},
+        {&model_card::domain_accuracy, &model_card::domain_samples}};
+    for (const std::size_t kind : {task_figure, domain_figure}) {
+      const auto [accuracies, samples] = kinds[kind];
+      const figures offset = offsets(accuracies);
+      figures_[kind].assign(cards_.size() * names_.size(), figure{});
+      for (std::size_t m = 0; m < cards_.size(); ++m) {
+        const model_card& c = cards_[m];
+        const double overall = c.accuracy.value_or(mean_accuracy_);
+        for (const auto& [name, a] : c.*accuracies) {
+          figure& f = figures_[kind][m * names_.size() + names_.find(name)->second];
+          f.accuracy = a;
+          if (const auto n = (c.*samples).find(name); n != (c.*samples).end()) f.samples = n->second;
+          f.predicted = std::clamp(overall + offset.find(name)->second, 0.0, 1.0);
+        }
+      }
+    }
+    tags_.clear();
+    for (const auto& c : cards_) {
+      auto& tags = tags_.emplace_back();
+      for (const auto& name : c.task_types) tags.task_types.push_back(names_.find(name)->second);
+      for (const auto& name : c.domains) tags.domains.push_back(names_.find(name)->second);
+    }
+  }
+
+  std::uint32_t id_of(std::string_view name) const {
+    const auto found = names_.find(name);
+    return found == names_.end() ? unknown_name : found->second;
   }
 
   // By task type (or domain): the mean over the models with a figure for
@@ -383,8 +442,24 @@ class model_registry {
   std::vector<quality_vector> qualities_;
   scale accuracy_scale_;
   double mean_accuracy_ = 0.5;
-  figures task_offsets_;    // see offsets()
-  figures domain_offsets_;
+
+  // A model's figure for one task type or domain, as accuracy_for uses it.
+  struct figure {
+    std::optional<double> accuracy;  // none: the card has no figure for it
+    std::optional<double> samples;   // none: unknown
+    double predicted = 0;            // what its overall accuracy predicts (overall + the name's offset)
+  };
+  static constexpr std::size_t task_figure = 0, domain_figure = 1;
+  struct tag_ids {
+    std::vector<std::uint32_t> task_types, domains;
+  };
+  struct name_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const noexcept { return boost::hash<std::string_view>{}(name); }
+  };
+  boost::unordered_flat_map<std::string, std::uint32_t, name_hash, std::equal_to<>> names_;  // task types and domains
+  std::array<std::vector<figure>, 2> figures_;  // [task_figure or domain_figure][model * names + name id]
+  std::vector<tag_ids> tags_;                   // by model
 };
 
 }  // namespace llmgate::inline v0

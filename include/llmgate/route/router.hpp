@@ -168,24 +168,25 @@ class basic_router {
     d.weights = adjusted_weights(wanted.weights(), task.complexity);
     d.task = std::move(task);
     const auto evidence = evidence_by_model(d.task);
+    const auto key = registry_.key_of(d.task.task_type, d.task.domain);
     const bool any_votes = feedback_.size() > 0;  // one lock, not one per model
     d.ranking.reserve(std::min(options_.shortlist, registry_.size()));
 
     const auto eligible = [&](vector_id m) {
       const auto& c = registry_.card(m);
-      return registry_.serves(m, d.task.task_type, d.task.domain) &&
+      return registry_.serves(m, key) &&
              (!c.uptime || *c.uptime >= options_.minimum_uptime) &&
              (!c.context_length || request_tokens <= *c.context_length);
     };
     for (const auto& hit : models_.search(d.weights, options_.shortlist, eligible))
-      rank(d, hit.id, evidence, any_votes);
+      rank(d, hit.id, key, evidence, any_votes);
     std::erase_if(d.ranking, [](const ranked_model& r) { return std::isinf(r.score) && r.score < 0; });
 
     if (d.ranking.empty()) {
       d.fallback = true;
       const bool any_marked = std::ranges::any_of(registry_.cards(), &model_card::generalist);
       for (std::size_t m = 0; m < registry_.size(); ++m)
-        if (!any_marked || registry_.card(m).generalist) rank(d, m, evidence, any_votes);
+        if (!any_marked || registry_.card(m).generalist) rank(d, m, key, evidence, any_votes);
     }
     std::stable_sort(d.ranking.begin(), d.ranking.end(),
                      [](const ranked_model& a, const ranked_model& b) { return a.score > b.score; });
@@ -268,10 +269,10 @@ class basic_router {
     return w;
   }
 
-  void rank(routing_decision& d, std::size_t m, const std::vector<std::pair<float, float>>& evidence,
-            bool any_votes) const {
+  void rank(routing_decision& d, std::size_t m, const model_registry::task_key& key,
+            const std::vector<std::pair<float, float>>& evidence, bool any_votes) const {
     const auto& c = registry_.card(m);
-    const double prior = registry_.accuracy_for(m, d.task.task_type, d.task.domain, options_.overall_accuracy_weight);
+    const double prior = registry_.accuracy_for(m, key, options_.overall_accuracy_weight);
     const auto votes = any_votes ? feedback_.votes(c.name, d.task.task_type, d.task.domain) : feedback_votes{};
     const auto [evidence_weight, evidence_mean] = evidence.empty() ? std::pair{0.0f, 0.0f} : evidence[m];
     const double s = options_.prior_strength;

@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>  // command line (Debian libcli11-dev)
 
 #include <llmgate/server/gateway.hpp>
+#include <llmgate/server/large_allocations.hpp>
 
 int main(int argc, char** argv) {
   CLI::App app{"llmgate gateway: an OpenAI-compatible server that answers from its caches when it can"};
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
                 config.address.c_str(), unsigned{config.port});
     return 0;
   }
+  llmgate::map_large_allocations();  // a long-running server: freed caches' memory goes back
   try {
     llmgate::gateway gateway(std::move(config));
     gateway.run();

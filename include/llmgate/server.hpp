@@ -8,6 +8,7 @@
 #include "llmgate/server/demo_backend.hpp"
 #include "llmgate/server/feedback_registry.hpp"
 #include "llmgate/server/gateway.hpp"
+#include "llmgate/server/large_allocations.hpp"
 #include "llmgate/server/metrics.hpp"
 #include "llmgate/server/openai_errors.hpp"
 #include "llmgate/server/request_log.hpp"

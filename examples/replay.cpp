@@ -27,7 +27,7 @@
 // replays nor other processes on a shared machine inflate them.
 //
 // Exit status: 0 done; 2 bad options, or a data file missing or unreadable.
-#include <algorithm>     // std::min, std::max, std::fill_n
+#include <algorithm>     // std::min, std::max
 #include <atomic>        // std::atomic
 #include <chrono>        // std::chrono::steady_clock
 #include <cstdio>        // std::fprintf
@@ -68,17 +68,17 @@ struct settings {
 using job = std::function<replay::replay_result()>;
 
 // Runs jobs[i] into results[i] (sized already) on up to `threads` threads,
-// taking the jobs in order of their index; finished[i] is counted down when
+// taking the jobs in order of their index; finished(i) is called once
 // results[i] is written, for a job that waits on earlier results.
 void run_all(const std::vector<job>& jobs, unsigned threads, std::vector<replay::replay_result>& results,
-             const std::vector<std::latch*>& finished) {
+             const std::function<void(std::size_t)>& finished) {
   std::atomic<std::size_t> next{0};
   std::vector<std::jthread> workers;
   for (unsigned t = 0; t < std::min<std::size_t>(threads, jobs.size()); ++t)
     workers.emplace_back([&] {
       for (std::size_t i; (i = next++) < jobs.size();) {
         results[i] = jobs[i]();
-        if (finished[i]) finished[i]->count_down();
+        finished(i);
       }
     });
 }
@@ -226,9 +226,9 @@ int main(int argc, char** argv) {
     statics_done.wait();
     return static_job(input, best_static(statics).threshold, false, progress)();
   });
-  std::vector<std::latch*> finished(jobs.size(), nullptr);
-  std::fill_n(finished.begin(), statics.size(), &statics_done);
-  run_all(jobs, o.threads, results, finished);
+  run_all(jobs, o.threads, results, [&](std::size_t i) {
+    if (i < statics.size()) statics_done.count_down();
+  });
   const std::span<const replay::replay_result> adaptives(results.data() + o.thresholds.size(),
                                                          std::size(error_bounds));
   const replay::replay_result& guarded = best_static(statics);

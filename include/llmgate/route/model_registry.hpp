@@ -320,8 +320,8 @@ class model_registry {
   // model's figures and tags by those ids (see task_key).
   void index_figures_and_tags() {
     for (const auto& c : cards_) {
-      for (const auto* figures : {&c.task_accuracy, &c.domain_accuracy})
-        for (const auto& [name, a] : *figures) names_.try_emplace(name, static_cast<std::uint32_t>(names_.size()));
+      for (const auto* by_name : {&c.task_accuracy, &c.domain_accuracy})
+        for (const auto& [name, a] : *by_name) names_.try_emplace(name, static_cast<std::uint32_t>(names_.size()));
       for (const auto* tags : {&c.task_types, &c.domains})
         for (const auto& name : *tags) names_.try_emplace(name, static_cast<std::uint32_t>(names_.size()));
     }

@@ -53,16 +53,22 @@ struct options {
   std::size_t lookups = 5'000;
   std::size_t peer_lookups = 200;  // an exact scan of 1M vectors takes tens of milliseconds
   llmgate::hnsw_parameters hnsw = llmgate::semantic_cache_options{}.hnsw;
+  std::string storage = "int8";  // the HNSW rows: int8 (the cache's default) or float16
 };
 
 constexpr const char* usage =
     "usage: llmgate_bench_cache [--n N] [--lookups L] [--peer-lookups P] [--m M]\n"
-    "                           [--ef-construction E] [--ef-search E]\n";
+    "                           [--ef-construction E] [--ef-search E] [--storage int8|float16]\n";
 
 std::optional<options> parse(int argc, char** argv) {
   options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string_view flag = argv[i];
+    if (flag == "--storage") {
+      o.storage = argv[i + 1];
+      if (o.storage != "float16" && o.storage != "int8") return std::nullopt;
+      continue;
+    }
     const std::size_t value = std::strtoull(argv[i + 1], nullptr, 10);
     if (value == 0) return std::nullopt;
     if (flag == "--n") o.n = value;
@@ -142,16 +148,8 @@ latency percentiles(std::vector<double> seconds) {
   return {at(0.50), at(0.90), at(0.99)};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const auto parsed = parse(argc, argv);
-  if (!parsed) {
-    std::fputs(usage, stderr);
-    return 2;
-  }
-  const options o = *parsed;
-
+template <class Element>
+void run(const options& o) {
   progress("generating %zu distinct questions", o.n);
   question_generator generator(7);
   boost::unordered_flat_set<std::string> seen;
@@ -168,12 +166,13 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < std::min<std::size_t>(o.n, 100'000); ++i) learning.observe(join(stored[i]));
   learning.refresh();
 
-  using cache_type = llmgate::basic_semantic_cache<std::uint32_t>;
+  using cache_type = llmgate::basic_semantic_cache<std::uint32_t, llmgate::hashing_embedder,
+                                                   llmgate::hnsw_index<llmgate::cosine_metric, Element>>;
   cache_type cache({.max_entries = o.n, .hnsw = o.hnsw}, std::move(learning), llmgate::static_threshold{0.80f});
   const llmgate::hashing_embedder& embedder = cache.embedder();
   const llmgate::cache_scope scope({.tenant = "bench", .model = "model"});
-  progress("filling the cache (HNSW M=%zu, ef_construction=%zu, ef_search=%zu, float16; one thread)", o.hnsw.m,
-           o.hnsw.ef_construction, o.hnsw.ef_search);
+  progress("filling the cache (HNSW M=%zu, ef_construction=%zu, ef_search=%zu, %s; one thread)", o.hnsw.m,
+           o.hnsw.ef_construction, o.hnsw.ef_search, o.storage.c_str());
   const auto fill_start = steady::now();
   for (std::size_t i = 0; i < o.n; ++i) {
     cache.insert(scope, join(stored[i]), static_cast<std::uint32_t>(i));
@@ -198,7 +197,7 @@ int main(int argc, char** argv) {
   std::vector<double> hit_seconds, hit_cpu_seconds, miss_seconds;
   std::size_t hits = 0, right = 0, false_hits = 0;
   for (std::size_t q = 0; q < o.lookups; ++q) {
-    cache_type::lookup_result found;
+    typename cache_type::lookup_result found;
     const double cpu_started = thread_cpu_seconds();
     hit_seconds.push_back(time_once([&] { found = cache.lookup(scope, hit_queries[q]); }));
     hit_cpu_seconds.push_back(thread_cpu_seconds() - cpu_started);
@@ -238,7 +237,8 @@ int main(int argc, char** argv) {
   row("cache miss query", miss, double(false_hits) / o.lookups);
   row("exact scan, hit query", peer, double(scan_right) / scan_seconds.size());
   std::cout << "semantic cache, " << o.n << " entries in one scope, one thread, HNSW M=" << o.hnsw.m
-            << " ef_construction=" << o.hnsw.ef_construction << " ef_search=" << o.hnsw.ef_search << "; fill "
+            << " ef_construction=" << o.hnsw.ef_construction << " ef_search=" << o.hnsw.ef_search << ", "
+            << o.storage << " rows; fill "
             << number(fill_s) << " s\n";
   results.print(std::cout);
   std::cout << "hit queries answered with their source's answer: " << right << " of " << o.lookups
@@ -259,6 +259,21 @@ int main(int argc, char** argv) {
       .add("flat_scan_p50_us", peer.p50_us)
       .add("vs_flat_scan", peer.p50_us / hit.p50_us)
       .add("fill_s", fill_s)
-      .add("ef_search", o.hnsw.ef_search);
+      .add("ef_search", o.hnsw.ef_search)
+      .add("storage", o.storage);
   publish("cache", results, {line});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto parsed = parse(argc, argv);
+  if (!parsed) {
+    std::fputs(usage, stderr);
+    return 2;
+  }
+  if (parsed->storage == "int8")
+    run<llmgate::simd::scaled_int8>(*parsed);
+  else
+    run<llmgate::simd::float16>(*parsed);
 }

@@ -70,15 +70,15 @@ struct options {
   std::size_t n = 100'000;
   std::size_t dim = 384;
   std::string data;
-  std::string storage = "float32";  // how llmgate's HNSW stores vectors: float32 or float16
+  std::string storage = "float32";  // how llmgate's HNSW stores vectors: float32, float16 or int8
 };
 
 const char* const usage =
-    "usage: llmgate_bench_index [--n N] [--dim D] [--data PREFIX] [--storage float32|float16]\n"
+    "usage: llmgate_bench_index [--n N] [--dim D] [--data PREFIX] [--storage float32|float16|int8]\n"
     "  --n N          base vectors (default 100000)\n"
     "  --dim D        dimensions of the synthetic data (default 384)\n"
     "  --data PREFIX  read PREFIX{,_base}.{fvecs,fbin} and PREFIX_query.{fvecs,fbin}\n"
-    "  --storage S    llmgate HNSW's vector storage: float32 (default, exact) or float16\n";
+    "  --storage S    llmgate HNSW's vector storage: float32 (default, exact), float16 or int8\n";
 
 std::optional<options> parse(int argc, char** argv) {
   options o;
@@ -92,7 +92,8 @@ std::optional<options> parse(int argc, char** argv) {
     else if (flag == "--storage") o.storage = value;
     else return std::nullopt;
   }
-  if (o.n == 0 || o.dim == 0 || (o.storage != "float32" && o.storage != "float16")) return std::nullopt;
+  const bool known_storage = o.storage == "float32" || o.storage == "float16" || o.storage == "int8";
+  if (o.n == 0 || o.dim == 0 || !known_storage) return std::nullopt;
   return o;
 }
 
@@ -383,6 +384,8 @@ int main(int argc, char** argv) try {
   const dataset data = load(*parsed);
   if (parsed->storage == "float16")
     compare<llmgate::simd::float16>(data, parsed->storage);
+  else if (parsed->storage == "int8")
+    compare<llmgate::simd::scaled_int8>(data, parsed->storage);
   else
     compare<float>(data, parsed->storage);
   return 0;

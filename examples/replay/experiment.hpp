@@ -47,7 +47,7 @@ using exact_tier = llmgate::exact_cache<std::uint32_t, llmgate::lru_eviction, ca
 
 template <class Threshold, class Guard>
 using semantic_tier = llmgate::basic_semantic_cache<std::uint32_t, llmgate::hashing_embedder,
-                                                    llmgate::hnsw_index<llmgate::cosine_metric>,
+                                                    llmgate::default_semantic_index,
                                                     llmgate::lru_eviction, Threshold, Guard>;
 
 /// Microseconds of CPU time the calling thread has used. Lookups are timed

@@ -15,7 +15,8 @@
 
 namespace {
 using index_types = boost::mpl::list<llmgate::flat_index<>, llmgate::hnsw_index<llmgate::cosine_metric, float>,
-                                     llmgate::hnsw_index<llmgate::cosine_metric, llmgate::simd::float16>>;
+                                     llmgate::hnsw_index<llmgate::cosine_metric, llmgate::simd::float16>,
+                                     llmgate::hnsw_index<llmgate::cosine_metric, llmgate::simd::scaled_int8>>;
 }
 
 BOOST_AUTO_TEST_SUITE(index_concurrency_test)

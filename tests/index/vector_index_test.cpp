@@ -18,14 +18,18 @@ using llmgate::vector_id;
 namespace {
 
 using index_types = boost::mpl::list<llmgate::flat_index<>, llmgate::hnsw_index<llmgate::cosine_metric, float>,
-                                     llmgate::hnsw_index<llmgate::cosine_metric, llmgate::simd::float16>>;
+                                     llmgate::hnsw_index<llmgate::cosine_metric, llmgate::simd::float16>,
+                                     llmgate::hnsw_index<llmgate::cosine_metric, llmgate::simd::scaled_int8>>;
 
 // How close to 1 a vector's similarity to itself must be: float16 storage
-// rounds each component to 11 significant bits.
+// rounds each component to 11 significant bits, scaled int8 to a 255th of
+// the vector's largest component.
 template <class Index>
 constexpr float self_similarity = 0.9999f;
 template <>
 constexpr float self_similarity<llmgate::hnsw_index<llmgate::cosine_metric, llmgate::simd::float16>> = 0.999f;
+template <>
+constexpr float self_similarity<llmgate::hnsw_index<llmgate::cosine_metric, llmgate::simd::scaled_int8>> = 0.995f;
 
 template <class Index>
 Index make_index(std::size_t dimension) {

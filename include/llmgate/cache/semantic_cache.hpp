@@ -82,6 +82,13 @@ struct semantic_lookup {
   std::uint32_t vetoes = 0;        ///< neighbours the guard vetoed on the way
 };
 
+/// The index a semantic cache uses unless given another: HNSW over cosine
+/// similarity with a byte per vector component (simd/scaled_int8.hpp). A
+/// cache compares similarities with thresholds of two decimals, which
+/// int8's error of about 1.5e-3 leaves as they were, and half float16's
+/// bytes make both lookups and inserts cheaper.
+using default_semantic_index = hnsw_index<cosine_metric, simd::scaled_int8>;
+
 struct semantic_cache_options {
   std::size_t max_entries = 100000;
   std::size_t neighbours = 4;  ///< nearest stored requests examined per lookup
@@ -105,7 +112,7 @@ struct semantic_cache_statistics {
 };
 
 template <class Value = std::string, Embedder EmbedderT = hashing_embedder,
-          VectorIndex Index = hnsw_index<cosine_metric>, EvictionPolicy Eviction = lru_eviction,
+          VectorIndex Index = default_semantic_index, EvictionPolicy Eviction = lru_eviction,
           ThresholdPolicy Threshold = static_threshold, GuardPolicy Guard = lexical_guard,
           KeyPolicy Key = last_user_turn>
 class basic_semantic_cache {

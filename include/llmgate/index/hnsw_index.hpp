@@ -22,7 +22,10 @@
 // reading vectors from memory, and half the bytes gave 1.8x the searches
 // per second of float32 at the same recall (bench/index_bench.cpp), for a
 // similarity error of about 1e-5 on unit vectors (see simd/float16.hpp).
-// hnsw_index<Metric, float> stores them exactly.
+// hnsw_index<Metric, float> stores them exactly; hnsw_index<Metric,
+// simd::scaled_int8> in a byte per component and a scale per vector (in an
+// array of their own), half float16's bytes for a similarity error of
+// about 1e-3 (see simd/scaled_int8.hpp).
 //
 // Concurrency: one writer at a time (add, remove) excludes searches through
 // a shared mutex; any number of searches run together, each with scratch
@@ -47,6 +50,7 @@
 #include <stdexcept>     // std::invalid_argument
 #include <string>        // std::string
 #include <system_error>  // std::error_code
+#include <type_traits>   // std::conditional_t
 #include <utility>       // std::move, std::as_const
 #include <vector>        // std::vector
 
@@ -57,6 +61,7 @@
 #include "llmgate/index/metric.hpp"
 #include "llmgate/index/vector_index.hpp"
 #include "llmgate/simd/float16.hpp"
+#include "llmgate/simd/scaled_int8.hpp"
 #include "llmgate/store/snapshot_file.hpp"
 
 namespace llmgate::inline v0 {
@@ -68,12 +73,18 @@ struct hnsw_parameters {
   std::uint64_t seed = 100;          ///< the level generator's seed: same seed, same graph
 };
 
-/// The vector formats hnsw_index stores: simd::float16 (default) or float (exact).
+/// The vector formats hnsw_index stores: simd::float16 (default), float
+/// (exact) or simd::scaled_int8 (compact).
 template <class M, class Element>
 concept storable_under = std::same_as<Element, float> ||
     (std::same_as<Element, simd::float16> &&
      requires(const float* query, const Element* row, std::size_t n) {
        { M::distance(query, row, n) } -> std::same_as<float>;
+     }) ||
+    (std::same_as<Element, simd::scaled_int8> &&
+     requires(const float* query, simd::scaled_int8_row row, std::size_t n) {
+       { M::distance(query, row, n) } -> std::same_as<float>;
+       { M::distance(row, row, n) } -> std::same_as<float>;
      });
 
 template <Metric M = cosine_metric, class Element = simd::float16>
@@ -115,6 +126,7 @@ class hnsw_index {
     std::unique_lock lock(mutex_);
     auto& s = state_;
     s.vectors.reserve(n * row_elements_);
+    if constexpr (scaled) s.scales.reserve(n);
     s.links0.reserve(n * 2 * m_);
     s.ids.reserve(n);
     s.levels.reserve(n);
@@ -135,7 +147,11 @@ class hnsw_index {
     s.ids[slot] = id;
     s.deleted[slot] = 0;
     s.slot_of.emplace(id, slot);
-    link_into_graph(slot, staged);
+    // A scaled_int8 element is its own query: its codes, scored in integers.
+    if constexpr (scaled)
+      link_into_graph(slot, row_of(slot));
+    else
+      link_into_graph(slot, staged);
     return {};
   }
 
@@ -201,10 +217,15 @@ class hnsw_index {
     const auto& s = state_;
     if (s.ids.empty()) return {};
     const auto accepted = [&](slot_index slot) { return !s.deleted[slot] && filter(s.ids[slot]); };
-    const slot_index start = descend(q, 0, s.entry, s.top_level);
-    search_level(*scratch, q, start, std::max(ef, k), 0, accepted);
+    const query_type prepared = prepare_query(q, *scratch);
+    const slot_index start = descend(prepared, 0, s.entry, s.top_level);
+    search_level(*scratch, prepared, start, std::max(ef, k), 0, accepted);
 
     auto& found = scratch->results;
+    // The quantized query found the candidates; the query as given scores
+    // them, so rounding the query costs no precision in what is returned.
+    if constexpr (scaled)
+      for (scored& candidate : found) candidate.distance = M::distance(q, row_of(candidate.slot), dimension_);
     std::sort(found.begin(), found.end());
     std::vector<search_hit> hits;
     hits.reserve(std::min(k, found.size()));
@@ -224,7 +245,7 @@ class hnsw_index {
   std::size_t memory_usage() const {
     std::shared_lock lock(mutex_);
     const auto& s = state_;
-    std::size_t bytes = s.vectors.capacity() * sizeof(Element) +
+    std::size_t bytes = s.vectors.capacity() * sizeof(Element) + s.scales.capacity() * sizeof(float) +
                         s.links0.capacity() * sizeof(slot_index) +
                         s.upper_links.capacity() * sizeof(slot_index) +
                         s.ids.capacity() * sizeof(vector_id) + s.levels.capacity() +
@@ -269,6 +290,7 @@ class hnsw_index {
     out.write_array(std::span<const std::uint8_t>(s.deleted));
     out.write_array(std::span<const slot_index>(s.upper_offset));
     for (std::size_t slot = 0; slot < s.ids.size(); ++slot) out.write_array(stored_values(slot));
+    if constexpr (scaled) out.write_array(std::span<const float>(s.scales));
     out.write_array(std::span<const slot_index>(s.links0.data(), s.links0.size()));
     out.write(std::uint64_t{s.upper_links.size()});
     out.write_array(std::span<const slot_index>(s.upper_links));
@@ -294,7 +316,8 @@ class hnsw_index {
     const auto count = in.read<std::uint64_t>();
     const std::string generator = in.read_string();
     // Refuse sizes the file cannot hold before allocating anything for them.
-    const std::uint64_t per_element = 8 + 1 + 1 + 4 + dimension * sizeof(Element) + 2 * parameters.m * 4;
+    const std::uint64_t per_element =
+        8 + 1 + 1 + 4 + dimension * sizeof(Element) + (scaled ? 4 : 0) + 2 * parameters.m * 4;
     if (dimension == 0 || parameters.m < 2 || parameters.m > 4096 ||
         count > std::numeric_limits<slot_index>::max() || count * per_element > in.remaining()) {
       ec = make_error_code(errc::corrupt_file);
@@ -318,6 +341,10 @@ class hnsw_index {
     in.read_array(std::span<std::uint8_t>(s.deleted));
     in.read_array(std::span<slot_index>(s.upper_offset));
     for (std::size_t slot = 0; slot < count; ++slot) in.read_array(index.stored_values(slot));
+    if constexpr (scaled) {
+      s.scales.resize(count);
+      in.read_array(std::span<float>(s.scales));
+    }
     in.read_array(std::span<slot_index>(s.links0.data(), s.links0.size()));
     s.upper_links.resize(std::min<std::uint64_t>(in.read<std::uint64_t>(), in.remaining() / 4));
     in.read_array(std::span<slot_index>(s.upper_links));
@@ -335,7 +362,13 @@ class hnsw_index {
   static constexpr slot_index no_link = std::numeric_limits<slot_index>::max();
   static constexpr std::size_t cache_line = 64;
   static constexpr std::size_t row_alignment = cache_line / sizeof(Element);  // rows start on a line
-  static constexpr std::string_view element_name = std::same_as<Element, float> ? "float32" : "float16";
+  static constexpr bool scaled = std::same_as<Element, simd::scaled_int8>;
+  // What the metric scores rows against: floats, or for scaled_int8 rows a
+  // row of codes too (a search quantizes its query once; an inserted
+  // element is its own stored row), so that distances are integer sums.
+  using query_type = std::conditional_t<scaled, simd::scaled_int8_row, const float*>;
+  static constexpr std::string_view element_name =
+      std::same_as<Element, float> ? "float32" : scaled ? "int8" : "float16";
   static constexpr std::uint8_t max_level = 30;
   static constexpr store::kind_tag file_kind = {'H', 'N', 'S', 'W'};
   static constexpr std::uint32_t file_version = 1;
@@ -357,6 +390,7 @@ class hnsw_index {
     std::vector<scored> candidates;  // min-heap: next element to expand
     std::vector<scored> results;     // max-heap: the ef closest accepted so far
     std::vector<float> query;
+    std::vector<simd::scaled_int8> query_codes;  // the query quantized, for scaled_int8 rows
     std::vector<slot_index> fresh;  // unvisited neighbours of the element being expanded
 
     void start(std::size_t slots, std::size_t max_links) {
@@ -371,7 +405,7 @@ class hnsw_index {
     }
     std::size_t memory_usage() const {
       return visited.capacity() * 2 + (candidates.capacity() + results.capacity()) * sizeof(scored) +
-             query.capacity() * sizeof(float) + fresh.capacity() * sizeof(slot_index);
+             query.capacity() * sizeof(float) + query_codes.capacity() + fresh.capacity() * sizeof(slot_index);
     }
   };
 
@@ -406,6 +440,7 @@ class hnsw_index {
     explicit state(std::uint64_t seed_) : seed(seed_), level_generator(seed_) {}
 
     std::vector<Element, detail::huge_page_allocator<Element>> vectors;  // slot s at s * row_elements
+    std::vector<float> scales;  // scaled_int8 rows only: slot s's values are scales[s] * codes
     std::vector<slot_index, detail::huge_page_allocator<slot_index>> links0;  // slot s at s * 2m
     std::vector<slot_index> upper_links; // levels 1..L of slot s at upper_offset[s] + (l-1)*m
     std::vector<slot_index> upper_offset;
@@ -443,6 +478,8 @@ class hnsw_index {
     Element* row = state_.vectors.data() + std::size_t{slot} * row_elements_;
     if constexpr (std::same_as<Element, float>)
       std::copy(staged, staged + dimension_, row);
+    else if constexpr (scaled)
+      state_.scales[slot] = simd::quantize(staged, row, dimension_);
     else
       std::transform(staged, staged + dimension_, row, simd::to_float16);
     return staged;
@@ -451,9 +488,12 @@ class hnsw_index {
   // The stored values of a slot as the snapshot file holds them.
   auto stored_values(slot_index slot) const noexcept {
     const Element* row = vector_of(slot);
+    // float16 and scaled_int8 are standard-layout wrappers of their bits.
     if constexpr (std::same_as<Element, float>)
       return std::span<const float>(row, dimension_);
-    else  // float16 is a standard-layout wrapper of its bits
+    else if constexpr (scaled)
+      return std::span<const std::int8_t>(reinterpret_cast<const std::int8_t*>(row), dimension_);
+    else
       return std::span<const std::uint16_t>(reinterpret_cast<const std::uint16_t*>(row), dimension_);
   }
   auto stored_values(slot_index slot) noexcept {
@@ -462,16 +502,27 @@ class hnsw_index {
     return std::span<value>(const_cast<value*>(values.data()), values.size());
   }
 
-  // A slot's vector as floats: the row itself for float storage, else
-  // widened into `buffer`.
-  const float* as_floats(slot_index slot, std::vector<float>& buffer) const {
+  // A slot's vector as a query: the row itself for float and scaled_int8
+  // storage, else widened into `buffer`.
+  query_type as_query(slot_index slot, std::vector<float>& buffer) const {
     if constexpr (std::same_as<Element, float>) {
       return vector_of(slot);
+    } else if constexpr (scaled) {
+      return row_of(slot);
     } else {
       buffer.resize(dimension_);
-      simd::widen(vector_of(slot), buffer.data(), dimension_);
+      simd::widen(row_of(slot), buffer.data(), dimension_);
       return buffer.data();
     }
+  }
+
+  // What the metric scores a query against: the row, or for scaled_int8
+  // the row with its scale.
+  auto row_of(slot_index slot) const noexcept {
+    if constexpr (scaled)
+      return simd::scaled_int8_row{vector_of(slot), state_.scales[slot]};
+    else
+      return vector_of(slot);
   }
 
   std::size_t capacity_at(std::size_t level) const noexcept { return level == 0 ? 2 * m_ : m_; }
@@ -487,8 +538,19 @@ class hnsw_index {
     return const_cast<hnsw_index*>(this)->links(slot, level);
   }
 
-  float distance(const float* query, slot_index slot) const noexcept {
-    return M::distance(query, vector_of(slot), dimension_);
+  // A search's query as the metric takes it against stored rows: for
+  // scaled_int8 storage quantized into the scratch space, else as it is.
+  query_type prepare_query(const float* query, search_scratch& scratch) const {
+    if constexpr (scaled) {
+      scratch.query_codes.resize(dimension_);
+      return {scratch.query_codes.data(), simd::quantize(query, scratch.query_codes.data(), dimension_)};
+    } else {
+      return query;
+    }
+  }
+
+  float distance(query_type query, slot_index slot) const noexcept {
+    return M::distance(query, row_of(slot), dimension_);
   }
 
   static void prefetch(const void* address) noexcept {
@@ -521,6 +583,7 @@ class hnsw_index {
     s.upper_offset.push_back(static_cast<slot_index>(s.upper_links.size()));
     s.upper_links.resize(s.upper_links.size() + level * m_, no_link);
     s.vectors.resize(s.vectors.size() + row_elements_, Element{});
+    if constexpr (scaled) s.scales.push_back(0.0f);
     s.links0.resize(s.links0.size() + 2 * m_, no_link);
     return slot;
   }
@@ -564,7 +627,7 @@ class hnsw_index {
       for (slot_index candidate : old) {
         if (candidate == no_link) break;
         if (candidate == neighbour || std::ranges::find(list, candidate) != list.end()) continue;
-        const float d = distance(as_floats(neighbour, state_.decoded_base), candidate);
+        const float d = distance(as_query(neighbour, state_.decoded_base), candidate);
         if (d < closest) closest = d, replacement = candidate;
       }
       if (replacement != no_link) *std::ranges::find(list, no_link) = replacement;
@@ -574,7 +637,7 @@ class hnsw_index {
 
   // Greedy walk from `from` on levels top..stop+1: at each level move to the
   // closest neighbour until none is closer. Returns where level `stop` starts.
-  slot_index descend(const float* query, std::size_t stop, slot_index from, std::size_t top) const {
+  slot_index descend(query_type query, std::size_t stop, slot_index from, std::size_t top) const {
     float best = distance(query, from);
     for (std::size_t level = top; level > stop; --level) {
       for (bool moved = true; moved;) {
@@ -593,7 +656,7 @@ class hnsw_index {
   // scratch.results (a max-heap) the `ef` closest elements that `accepted`
   // lets through; every element routes the search whether accepted or not.
   template <class Accepted>
-  void search_level(search_scratch& scratch, const float* query, slot_index start, std::size_t ef,
+  void search_level(search_scratch& scratch, query_type query, slot_index start, std::size_t ef,
                     std::size_t level, const Accepted& accepted) const {
     scratch.start(state_.ids.size(), 2 * m_);
     auto& candidates = scratch.candidates;
@@ -631,6 +694,7 @@ class hnsw_index {
         scratch.visited[next] = scratch.epoch;
         scratch.fresh[fresh++] = next;
         prefetch(vector_of(next));
+        if constexpr (scaled) prefetch(&state_.scales[next]);
       }
       for (std::size_t i = 0; i < fresh; ++i) {
         if (i + 1 < fresh) prefetch_vector(scratch.fresh[i + 1]);
@@ -647,7 +711,7 @@ class hnsw_index {
     std::size_t kept = 0;
     for (std::size_t i = 0; i < candidates.size() && kept < limit; ++i) {
       const scored candidate = candidates[i];
-      const float* vector = as_floats(candidate.slot, state_.decoded_candidate);
+      const query_type vector = as_query(candidate.slot, state_.decoded_candidate);
       bool diverse = true;
       for (std::size_t j = 0; j < kept && diverse; ++j)
         diverse = distance(vector, candidates[j].slot) >= candidate.distance;
@@ -669,7 +733,7 @@ class hnsw_index {
       }
     }
     buffer.assign(1, scored{d, slot});
-    const float* base = as_floats(neighbour, state_.decoded_base);
+    const query_type base = as_query(neighbour, state_.decoded_base);
     for (slot_index link : list) buffer.push_back({distance(base, link), link});
     std::sort(buffer.begin(), buffer.end());
     select_neighbours(buffer, list.size());
@@ -678,8 +742,8 @@ class hnsw_index {
   }
 
   // Connects the element in `slot` (vector and level already set) to the
-  // graph; `query` is its vector as floats.
-  void link_into_graph(slot_index slot, const float* query) {
+  // graph; `query` is its vector as a query.
+  void link_into_graph(slot_index slot, query_type query) {
     auto& s = state_;
     const std::uint8_t level = s.levels[slot];
     if (s.entry == no_link) {
@@ -743,6 +807,7 @@ class hnsw_index {
 };
 
 static_assert(PersistentIndex<hnsw_index<cosine_metric, float>> &&
-              PersistentIndex<hnsw_index<cosine_metric, simd::float16>>);
+              PersistentIndex<hnsw_index<cosine_metric, simd::float16>> &&
+              PersistentIndex<hnsw_index<cosine_metric, simd::scaled_int8>>);
 
 }  // namespace llmgate::inline v0

@@ -4,8 +4,9 @@
 // that every index can minimise one number. It also says whether vectors are
 // normalised on the way in (cosine stores unit vectors and compares them by
 // inner product) and how a distance reads as a similarity for the caller.
-// Each model also scores a float32 query against a float16 row, for indexes
-// that store vectors at half precision.
+// Each model also scores a float32 query against a float16 row and a
+// scaled int8 row, and two scaled int8 rows, for indexes that store vectors
+// compactly.
 #pragma once
 
 #include <concepts>     // std::same_as, std::convertible_to
@@ -14,6 +15,7 @@
 
 #include "llmgate/simd/float16.hpp"
 #include "llmgate/simd/kernels.hpp"
+#include "llmgate/simd/scaled_int8.hpp"
 
 namespace llmgate::inline v0 {
 
@@ -34,6 +36,12 @@ struct one_minus_dot {
     return 1.0f - simd::dot(a, b, dim);
   }
   static float distance(const float* a, const simd::float16* b, std::size_t dim) noexcept {
+    return 1.0f - simd::dot(a, b, dim);
+  }
+  static float distance(const float* a, simd::scaled_int8_row b, std::size_t dim) noexcept {
+    return 1.0f - simd::dot(a, b, dim);
+  }
+  static float distance(simd::scaled_int8_row a, simd::scaled_int8_row b, std::size_t dim) noexcept {
     return 1.0f - simd::dot(a, b, dim);
   }
   static void distance_batch(const float* query, const float* rows, std::size_t count,
@@ -69,6 +77,12 @@ struct l2_metric {
     return simd::squared_l2(a, b, dim);
   }
   static float distance(const float* a, const simd::float16* b, std::size_t dim) noexcept {
+    return simd::squared_l2(a, b, dim);
+  }
+  static float distance(const float* a, simd::scaled_int8_row b, std::size_t dim) noexcept {
+    return simd::squared_l2(a, b, dim);
+  }
+  static float distance(simd::scaled_int8_row a, simd::scaled_int8_row b, std::size_t dim) noexcept {
     return simd::squared_l2(a, b, dim);
   }
   static void distance_batch(const float* query, const float* rows, std::size_t count,

@@ -13,6 +13,7 @@
 #include <cstdint>  // std::uint16_t, std::uint32_t
 
 #include "llmgate/simd/arch.hpp"
+#include "llmgate/simd/detail/widening.hpp"
 
 #if defined(__AVX512F__) || defined(__F16C__)
 #include <immintrin.h>  // _mm512_cvtph_ps, _mm256_cvtph_ps, _mm_cvtph_ps
@@ -64,40 +65,30 @@ inline float to_float(float16 h) noexcept {
 
 namespace detail {
 
-// One register of floats from `lanes` float16 values, with the processor's
-// conversion instruction where the compile flags allow it. (A template so
-// that the branches for other register widths are never instantiated.)
-template <class Batch = float_batch>
-inline Batch load_widened(const float16* p) noexcept {
+template <>
+struct widening<float16> {
+  // One register of floats from `lanes` float16 values, with the
+  // processor's conversion instruction where the compile flags allow it. (A
+  // template so that the branches for other register widths are never
+  // instantiated.)
+  template <class Batch = float_batch>
+  static Batch load(const float16* p) noexcept {
 #if defined(__AVX512F__)
-  if constexpr (Batch::size == 16)
-    return Batch(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
+    if constexpr (Batch::size == 16)
+      return Batch(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
 #endif
 #if defined(__F16C__)
-  if constexpr (Batch::size == 8)
-    return Batch(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
-  if constexpr (Batch::size == 4)
-    return Batch(_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+    if constexpr (Batch::size == 8)
+      return Batch(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+    if constexpr (Batch::size == 4)
+      return Batch(_mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 #endif
-  alignas(64) float widened[Batch::size];
-  for (std::size_t i = 0; i < Batch::size; ++i) widened[i] = to_float(p[i]);
-  return Batch::load_aligned(widened);
-}
-
-template <class Step, class Scalar>
-inline float accumulate_widened(const float* a, const float16* b, std::size_t n, Step step,
-                                Scalar scalar) noexcept {
-  float_batch s0(0.0f), s1(0.0f);
-  std::size_t i = 0;
-  for (; i + 2 * lanes <= n; i += 2 * lanes) {
-    s0 = step(float_batch::load_unaligned(a + i), load_widened(b + i), s0);
-    s1 = step(float_batch::load_unaligned(a + i + lanes), load_widened(b + i + lanes), s1);
+    alignas(64) float widened[Batch::size];
+    for (std::size_t i = 0; i < Batch::size; ++i) widened[i] = to_float(p[i]);
+    return Batch::load_aligned(widened);
   }
-  for (; i + lanes <= n; i += lanes) s0 = step(float_batch::load_unaligned(a + i), load_widened(b + i), s0);
-  float sum = horizontal_sum(s0 + s1);
-  for (; i < n; ++i) sum += scalar(a[i], to_float(b[i]));
-  return sum;
-}
+  static float value(float16 h) noexcept { return to_float(h); }
+};
 
 }  // namespace detail
 
@@ -105,11 +96,7 @@ inline float accumulate_widened(const float* a, const float16* b, std::size_t n,
 /// time with the processor's conversion instruction where the compile
 /// flags allow it. (The scalar to_float, a branch per number, costs more
 /// than the distance that follows.)
-inline void widen(const float16* in, float* out, std::size_t n) noexcept {
-  std::size_t i = 0;
-  for (; i + lanes <= n; i += lanes) detail::load_widened(in + i).store_unaligned(out + i);
-  for (; i < n; ++i) out[i] = to_float(in[i]);
-}
+inline void widen(const float16* in, float* out, std::size_t n) noexcept { detail::widen_all(in, out, n); }
 
 /// Sum of a[i] * b[i] for a float32 query and a float16 row.
 inline float dot(const float* a, const float16* b, std::size_t n) noexcept {

@@ -26,7 +26,7 @@
 // Large allocations get mappings of their own (map_large_allocations), as
 // in the gateway program, so that freed memory shows in RSS.
 //
-//   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N]
+//   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N] [--only overhead|hits|soak]
 #include <algorithm>  // std::sort, std::max
 #include <atomic>     // std::atomic
 #include <chrono>     // std::chrono
@@ -209,11 +209,13 @@ llmgate::gateway_config bench_config(unsigned short upstream_port, const std::st
 int main(int argc, char** argv) {
   double rate = 5000, seconds = 3;
   std::size_t soak = 1'000'000;
+  std::string only;  // one part alone (to profile it); all three by default
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
     if (option == "--rate") rate = std::atof(argv[i + 1]);
     else if (option == "--seconds") seconds = std::atof(argv[i + 1]);
     else if (option == "--soak") soak = static_cast<std::size_t>(std::atoll(argv[i + 1]));
+    else if (option == "--only") only = argv[i + 1];
   }
   llmgate::map_large_allocations();  // as examples/gateway.cpp, the program measured, does
   const auto overhead_requests = static_cast<std::size_t>(rate * seconds);
@@ -225,31 +227,35 @@ int main(int argc, char** argv) {
                      number(r.percentile(0.99)), std::to_string(r.errors)});
   };
 
+  const auto runs = [&](const char* part) { return only.empty() || only == part; };
+
   // Overhead on misses: the upstream alone, then through the gateway with and without caches.
-  progress("gateway bench: %zu requests at %.0f/s straight to the upstream", overhead_requests, rate);
-  const auto direct =
-      drive(upstream.port(), overhead_requests, 64, rate, [](std::size_t i) { return chat(question(i)); });
-  row("upstream directly", direct);
-  for (const std::string caches : {"on", "exact", "off"}) {
-    llmgate::gateway gateway(bench_config(upstream.port(), caches), nullptr);
-    gateway.start();
-    progress("gateway bench: the same through the gateway, caches %s", caches.c_str());
-    const auto through = drive(gateway.port(), overhead_requests, 64, rate,
-                               [](std::size_t i) { return chat(question(1'000'000 + i)); });
-    row("gateway, misses, caches " + caches, through);
-    lines.push_back(json_line()
-                        .add("bench", "gateway_overhead")
-                        .add("rps", rate)
-                        .add("caches", caches)
-                        .add("added_p50_us", through.percentile(0.5) - direct.percentile(0.5))
-                        .add("added_p99_us", through.percentile(0.99) - direct.percentile(0.99))
-                        .add("direct_p50_us", direct.percentile(0.5))
-                        .add("direct_p99_us", direct.percentile(0.99))
-                        .add("errors", through.errors + direct.errors));
+  if (runs("overhead")) {
+    progress("gateway bench: %zu requests at %.0f/s straight to the upstream", overhead_requests, rate);
+    const auto direct =
+        drive(upstream.port(), overhead_requests, 64, rate, [](std::size_t i) { return chat(question(i)); });
+    row("upstream directly", direct);
+    for (const std::string caches : {"on", "exact", "off"}) {
+      llmgate::gateway gateway(bench_config(upstream.port(), caches), nullptr);
+      gateway.start();
+      progress("gateway bench: the same through the gateway, caches %s", caches.c_str());
+      const auto through = drive(gateway.port(), overhead_requests, 64, rate,
+                                 [](std::size_t i) { return chat(question(1'000'000 + i)); });
+      row("gateway, misses, caches " + caches, through);
+      lines.push_back(json_line()
+                          .add("bench", "gateway_overhead")
+                          .add("rps", rate)
+                          .add("caches", caches)
+                          .add("added_p50_us", through.percentile(0.5) - direct.percentile(0.5))
+                          .add("added_p99_us", through.percentile(0.99) - direct.percentile(0.99))
+                          .add("direct_p50_us", direct.percentile(0.5))
+                          .add("direct_p99_us", direct.percentile(0.99))
+                          .add("errors", through.errors + direct.errors));
+    }
   }
 
   // Hits, as fast as 32 connections get them.
-  {
+  if (runs("hits")) {
     llmgate::gateway gateway(bench_config(upstream.port(), "on"), nullptr);
     gateway.start();
     drive(gateway.port(), 1, 1, 0, [](std::size_t) { return chat("What is the capital of France?"); });
@@ -272,6 +278,7 @@ int main(int argc, char** argv) {
   // Soak: a long mixed run; memory after warm-up and at the end, with both
   // cache tiers and with the exact tier alone.
   for (const std::string caches : {"on", "exact"}) {
+    if (!runs("soak")) break;
     llmgate::gateway gateway(bench_config(upstream.port(), caches), nullptr);
     gateway.start();
     const auto mixed = [](std::size_t offset) {

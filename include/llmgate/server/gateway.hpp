@@ -1,6 +1,11 @@
 // gateway: the OpenAI-compatible HTTP server in front of the pipeline, for
 // applications that cannot link C++. Boost.Beast on Asio coroutines, one
-// coroutine per connection, on as many threads as the config says.
+// coroutine per connection, on as many threads as the config says. Each
+// thread has an io_context of its own and its own backends (so its own
+// pool of upstream connections): a connection is served on the thread that
+// accepted it from start to end, and a relayed request never changes
+// threads. Only the caches, the metrics, the admission gate and the
+// feedback registry are shared.
 //
 //   POST /v1/chat/completions   the pipeline: exact cache, semantic cache, backends
 //                               in fallback order; stream=true answers as SSE
@@ -46,19 +51,19 @@
 #include <string_view>   // std::string_view
 #include <thread>        // std::thread, std::this_thread::sleep_for
 #include <unordered_map> // key -> tenant
-#include <utility>       // std::pair
-#include <variant>       // std::variant
+#include <utility>       // std::pair, std::exchange
 #include <vector>        // std::vector
 
 #include <boost/asio/as_tuple.hpp>                          // boost::asio::as_tuple
 #include <boost/asio/co_spawn.hpp>                          // boost::asio::co_spawn
 #include <boost/asio/detached.hpp>                          // boost::asio::detached
-#include <boost/asio/experimental/awaitable_operators.hpp>  // request || timeout
+#include <boost/asio/bind_cancellation_slot.hpp>            // the request timeout's cancellation
+#include <boost/asio/cancellation_signal.hpp>               // boost::asio::cancellation_signal
+#include <boost/asio/executor_work_guard.hpp>               // boost::asio::executor_work_guard
 #include <boost/asio/io_context.hpp>                        // boost::asio::io_context
 #include <boost/asio/ip/tcp.hpp>                            // boost::asio::ip::tcp
 #include <boost/asio/signal_set.hpp>                        // boost::asio::signal_set
 #include <boost/asio/steady_timer.hpp>                      // boost::asio::steady_timer
-#include <boost/asio/strand.hpp>                            // boost::asio::make_strand
 #include <boost/beast/core.hpp>                             // tcp_stream, flat_buffer
 #include <boost/beast/http.hpp>                             // requests, responses, parser
 #include <boost/json/parse.hpp>                             // boost::json::parse
@@ -109,11 +114,9 @@ class gateway {
         log_(config_.log_requests, log),
         exact_(load_exact_cache()),
         semantic_(load_semantic_cache()),
-        backends_(make_backends()),
-        answer_(optional_stage(exact_cache_stage(*exact_), config_.exact_cache),
-                optional_stage(semantic_cache_stage(*semantic_), config_.semantic_cache),
-                backend_stage(backends_)),
         admission_(config_.max_concurrent_requests, config_.max_queued_requests) {
+    for (unsigned i = 0; i < config_.threads; ++i) workers_.push_back(std::make_unique<worker>(*this));
+    acceptor_.emplace(workers_.front()->io);
     for (const auto& tenant : config_.tenants) tenant_of_key_[tenant.api_key] = tenant.name;
     std::random_device entropy;
     id_prefix_ = hex(static_cast<std::uint64_t>(entropy()) << 32 | entropy());
@@ -127,25 +130,25 @@ class gateway {
   /// Throws boost::system::system_error when the address cannot be bound.
   void start() {
     const tcp::endpoint endpoint(boost::asio::ip::make_address(config_.address), config_.port);
-    acceptor_.open(endpoint.protocol());
-    acceptor_.set_option(tcp::acceptor::reuse_address(true));
-    acceptor_.bind(endpoint);
-    acceptor_.listen();
-    boost::asio::co_spawn(acceptor_.get_executor(), accept_connections(), boost::asio::detached);
-    for (unsigned i = 0; i < config_.threads; ++i) threads_.emplace_back([this] { io_.run(); });
+    acceptor_->open(endpoint.protocol());
+    acceptor_->set_option(tcp::acceptor::reuse_address(true));
+    acceptor_->bind(endpoint);
+    acceptor_->listen();
+    boost::asio::co_spawn(acceptor_->get_executor(), accept_connections(), boost::asio::detached);
+    for (auto& w : workers_) w->thread = std::thread([&io = w->io] { io.run(); });
     log_.event("listening", {{"address", config_.address}, {"port", port()}, {"threads", config_.threads}});
   }
 
   /// The port it listens on (the system's pick when the config says 0).
-  unsigned short port() const { return acceptor_.local_endpoint().port(); }
+  unsigned short port() const { return acceptor_->local_endpoint().port(); }
 
   /// Drains and stops: no new connections; requests in flight get up to
   /// `drain` to finish, idle connections are closed; then the caches are
   /// saved (when a snapshot directory is set) and the threads end.
   /// Idempotent; called by the destructor.
   void stop(std::chrono::milliseconds drain = std::chrono::seconds(30)) {
-    if (threads_.empty() || stopping_.exchange(true)) return;
-    boost::asio::post(acceptor_.get_executor(), [this] { acceptor_.close(); });
+    if (!workers_.front()->thread.joinable() || stopping_.exchange(true)) return;
+    boost::asio::post(acceptor_->get_executor(), [this] { acceptor_->close(); });
     close_connections(/*busy_too=*/false);
     const auto deadline = std::chrono::steady_clock::now() + drain;
     while (open_connections() > 0 && std::chrono::steady_clock::now() < deadline)
@@ -153,8 +156,8 @@ class gateway {
     close_connections(/*busy_too=*/true);
     while (open_connections() > 0 && std::chrono::steady_clock::now() < deadline + std::chrono::seconds(1))
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    io_.stop();
-    for (auto& thread : threads_) thread.join();
+    for (auto& w : workers_) w->io.stop();
+    for (auto& w : workers_) w->thread.join();
     save_snapshots();
     log_.event("stopped");
   }
@@ -175,11 +178,37 @@ class gateway {
   gateway_metrics& metrics() noexcept { return metrics_; }
 
  private:
-  // One client connection; `busy` while a request is being answered.
-  struct connection {
-    explicit connection(tcp::socket socket) : stream(std::move(socket)) {}
+  // A thread, its io_context, and what requests served there use that is
+  // not shared: the backends (with their connection pool) and the pipeline
+  // over them. The io_context is run by this thread alone.
+  struct worker {
+    explicit worker(gateway& owner)
+        : backends(owner.make_backends(io.get_executor())),
+          answer(optional_stage(exact_cache_stage(*owner.exact_), owner.config_.exact_cache),
+                 optional_stage(semantic_cache_stage(*owner.semantic_), owner.config_.semantic_cache),
+                 backend_stage(backends)) {}
+    boost::asio::io_context io{1};
+    // Keeps run() going while the worker has no connection yet; stop() ends it.
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> running{io.get_executor()};
+    gateway_backends backends;
+    gateway_pipeline answer;
+    std::thread thread;
+  };
+
+  // One client connection, served on its worker's thread only.
+  struct connection : std::enable_shared_from_this<connection> {
+    connection(tcp::socket socket, worker& owner)
+        : stream(std::move(socket)), owner(owner), deadline(stream.get_executor()) {}
     boost::beast::tcp_stream stream;
-    bool busy = false;  // on the connection's strand only
+    worker& owner;
+    bool busy = false;  // while a request is being answered
+    // The request timeout: when `deadline` expires while the pipeline
+    // answers a request, `cancel` cancels what it waits for.
+    boost::asio::steady_timer deadline;
+    boost::asio::cancellation_signal cancel;
+    std::uint64_t requests = 0;
+    std::uint64_t answering = 0;  // the number of the request in the pipeline; 0: none
+    bool timed_out = false;
   };
 
   // ---- start-up -----------------------------------------------------------
@@ -248,8 +277,8 @@ class gateway {
       saved("semantic", semantic_->save(snapshot_path("semantic")), semantic_->size());
   }
 
-  gateway_backends make_backends() {
-    auto client = std::make_shared<http_client>(io_.get_executor());
+  gateway_backends make_backends(const boost::asio::any_io_executor& executor) {
+    auto client = std::make_shared<http_client>(executor);
     std::vector<any_backend> backends;
     for (const auto& b : config_.backends) {
       if (b.kind == "demo") {
@@ -269,20 +298,25 @@ class gateway {
 
   // ---- connections --------------------------------------------------------
 
+  // Hands the connections to the workers in turn.
   boost::asio::awaitable<void> accept_connections() {
-    for (;;) {
-      auto [ec, socket] = co_await acceptor_.async_accept(boost::asio::make_strand(io_),
-                                                          boost::asio::as_tuple(boost::asio::use_awaitable));
+    for (std::size_t next = 0;; ++next) {
+      worker& owner = *workers_[next % workers_.size()];
+      auto [ec, socket] =
+          co_await acceptor_->async_accept(owner.io, boost::asio::as_tuple(boost::asio::use_awaitable));
       if (ec) {
-        if (!acceptor_.is_open()) co_return;
+        if (!acceptor_->is_open()) co_return;
         continue;  // e.g. too many open files: the next accept may work
       }
-      auto c = std::make_shared<connection>(std::move(socket));
+      // Answers go out at once, not held back to coalesce with bytes that never come.
+      socket.set_option(tcp::no_delay(true), ec);
+      auto c = std::make_shared<connection>(std::move(socket), owner);
       {
         std::lock_guard lock(connections_mutex_);
         connections_.insert(c);
       }
-      boost::asio::co_spawn(c->stream.get_executor(), serve(c), boost::asio::detached);
+      boost::asio::co_spawn(owner.io, serve(c),
+                            boost::asio::bind_cancellation_slot(c->cancel.slot(), boost::asio::detached));
     }
   }
 
@@ -291,7 +325,7 @@ class gateway {
     return connections_.size();
   }
 
-  // Closes idle connections (all of them with busy_too), each on its own strand.
+  // Closes idle connections (all of them with busy_too), each on its own thread.
   void close_connections(bool busy_too) {
     std::lock_guard lock(connections_mutex_);
     for (const auto& c : connections_)
@@ -382,7 +416,6 @@ class gateway {
   boost::asio::awaitable<std::optional<response_type>> chat(connection& c, const request_type& http_request,
                                                             const std::string& tenant) {
     namespace http = boost::beast::http;
-    using namespace boost::asio::experimental::awaitable_operators;
     const auto started = std::chrono::steady_clock::now();
     request_outcome outcome{.tenant = tenant};
     const auto finish = [&](response_type response, bool streamed = false) {
@@ -426,18 +459,33 @@ class gateway {
       };
     }
 
-    boost::asio::steady_timer deadline(c.stream.get_executor());
-    deadline.expires_after(timeout);
-    // `||` waits for the first to succeed, so the pipeline's failure is made a value.
-    const auto answered =
-        co_await (capture(answer_(request, context)) || deadline.async_wait(boost::asio::use_awaitable));
-    const bool timed_out = answered.index() == 1;
-    const std::exception_ptr failure = timed_out ? nullptr : std::get<0>(answered).failure;
+    // The pipeline runs in this coroutine; past the deadline, what it waits
+    // for is cancelled (through the slot serve() was spawned with) and it
+    // ends by throwing. Cheaper than a second coroutine racing a timer.
+    const std::uint64_t number = ++c.requests;
+    c.answering = number;
+    c.deadline.expires_after(timeout);
+    c.deadline.async_wait([c = c.shared_from_this(), number](const boost::system::error_code& ec) {
+      if (ec || c->answering != number) return;  // answered in time, or a late expiry
+      c->timed_out = true;
+      c->cancel.emit(boost::asio::cancellation_type::terminal);
+    });
+    chat_response response;
+    std::exception_ptr failure;
+    try {
+      response = co_await c.owner.answer(request, context);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    c.answering = 0;
+    c.deadline.cancel();
+    const bool timed_out = std::exchange(c.timed_out, false);
+    if (timed_out) co_await boost::asio::this_coro::reset_cancellation_state();  // to answer the 504
     outcome.cache = context.cache;
     outcome.backend = context.backend;
 
     if (failure || timed_out) {
-      auto [status, body] = failure ? error_of(failure, outcome)
+      auto [status, body] = !timed_out ? error_of(failure, outcome)
                                     : std::pair(http::status::gateway_timeout,
                                                 openai_error("The model did not answer within " +
                                                                  std::to_string(timeout.count()) + " ms.",
@@ -452,7 +500,6 @@ class gateway {
       co_return std::nullopt;
     }
 
-    const chat_response& response = std::get<0>(answered).response;
     outcome.prompt_tokens = response.usage.prompt_tokens;
     outcome.completion_tokens = response.usage.completion_tokens;
     outcome.cost_usd = response.cost_usd;
@@ -482,24 +529,6 @@ class gateway {
     auto reply = json_response(http::status::ok, std::move(body));
     outcome_headers(context, [&](auto name, auto value) { reply.set(name, value); });
     co_return finish(std::move(reply));
-  }
-
-  // An answer, or why there is none.
-  struct attempt {
-    chat_response response;
-    std::exception_ptr failure;
-  };
-
-  // Not `co_return attempt{co_await ...}`: GCC 12 destroys the result of
-  // a co_await inside a braced initialiser twice.
-  static boost::asio::awaitable<attempt> capture(boost::asio::awaitable<chat_response> answering) {
-    attempt result;
-    try {
-      result.response = co_await std::move(answering);
-    } catch (...) {
-      result.failure = std::current_exception();
-    }
-    co_return result;
   }
 
   // The status and error object a failed pipeline answers with: 502 and
@@ -704,11 +733,8 @@ class gateway {
 
   gateway_config config_;
   request_log log_;
-  boost::asio::io_context io_{static_cast<int>(config_.threads)};
   std::unique_ptr<gateway_exact_cache> exact_;
   std::unique_ptr<gateway_semantic_cache> semantic_;
-  gateway_backends backends_;
-  gateway_pipeline answer_;
   admission_gate admission_;
   feedback_registry feedback_;
   gateway_metrics metrics_;
@@ -716,8 +742,8 @@ class gateway {
   std::string id_prefix_;
   std::atomic<std::uint64_t> ids_{0};
 
-  tcp::acceptor acceptor_{boost::asio::make_strand(io_)};
-  std::vector<std::thread> threads_;
+  std::vector<std::unique_ptr<worker>> workers_;  // after the caches their pipelines use
+  std::optional<tcp::acceptor> acceptor_;         // on the first worker's io_context
   std::atomic<bool> stopping_{false};
   std::mutex connections_mutex_;
   std::set<std::shared_ptr<connection>> connections_;

@@ -157,14 +157,16 @@ inline boost::json::object to_json(const chat_request& request, boost::json::sto
 
 /// OpenAI's usage object. cache_write_tokens has no OpenAI field; it is
 /// written as prompt_tokens_details.cache_write_tokens when not zero.
-inline boost::json::object to_json(const token_usage& usage) {
-  boost::json::object details;
+/// `storage`: as for to_json(chat_request).
+inline boost::json::object to_json(const token_usage& usage, boost::json::storage_ptr storage = {}) {
+  boost::json::object details(storage);
   details["cached_tokens"] = usage.cached_prompt_tokens;
   if (usage.cache_write_tokens) details["cache_write_tokens"] = usage.cache_write_tokens;
-  return {{"prompt_tokens", usage.prompt_tokens},
-          {"completion_tokens", usage.completion_tokens},
-          {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
-          {"prompt_tokens_details", std::move(details)}};
+  return boost::json::object({{"prompt_tokens", usage.prompt_tokens},
+                              {"completion_tokens", usage.completion_tokens},
+                              {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
+                              {"prompt_tokens_details", std::move(details)}},
+                             storage);
 }
 
 /// Reads OpenAI's usage object; counts absent are 0. `code` is the error
@@ -185,21 +187,25 @@ inline token_usage parse_token_usage(const boost::json::object& usage,
 
 /// The response in OpenAI's chat.completion form, with one choice. When the
 /// price table knew the model, a top-level "cost" field holds cost_usd (an
-/// llmgate extension that OpenAI clients ignore).
-inline boost::json::object to_json(const chat_response& response) {
-  boost::json::object message{{"role", "assistant"}};
+/// llmgate extension that OpenAI clients ignore). `storage`: as for
+/// to_json(chat_request).
+inline boost::json::object to_json(const chat_response& response, boost::json::storage_ptr storage = {}) {
+  boost::json::object message({{"role", "assistant"}}, storage);
   if (response.content.empty() && !response.tool_calls.empty()) message["content"] = nullptr;
   else message["content"] = response.content;
   if (!response.tool_calls.empty()) message["tool_calls"] = response.tool_calls;
-  boost::json::object choice{{"index", 0}, {"message", std::move(message)}};
+  boost::json::object choice({{"index", 0}, {"message", std::move(message)}}, storage);
   if (response.finish_reason.empty()) choice["finish_reason"] = nullptr;
   else choice["finish_reason"] = response.finish_reason;
-  boost::json::object object{{"id", response.id},
-                             {"object", "chat.completion"},
-                             {"created", response.created},
-                             {"model", response.model},
-                             {"choices", boost::json::array{std::move(choice)}},
-                             {"usage", to_json(response.usage)}};
+  boost::json::array choices(storage);
+  choices.emplace_back(std::move(choice));
+  boost::json::object object({{"id", response.id},
+                              {"object", "chat.completion"},
+                              {"created", response.created},
+                              {"model", response.model},
+                              {"choices", std::move(choices)},
+                              {"usage", to_json(response.usage, storage)}},
+                             storage);
   if (response.cost_usd > 0) object["cost"] = response.cost_usd;
   return object;
 }

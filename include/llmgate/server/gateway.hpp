@@ -36,6 +36,7 @@
 
 #include <algorithm>     // std::find, std::count
 #include <atomic>        // std::atomic
+#include <charconv>      // std::from_chars
 #include <chrono>        // std::chrono
 #include <csignal>       // SIGINT, SIGTERM
 #include <cstdint>       // std::uint64_t
@@ -55,17 +56,19 @@
 #include <vector>        // std::vector
 
 #include <boost/asio/as_tuple.hpp>                          // boost::asio::as_tuple
-#include <boost/asio/co_spawn.hpp>                          // boost::asio::co_spawn
-#include <boost/asio/detached.hpp>                          // boost::asio::detached
 #include <boost/asio/bind_cancellation_slot.hpp>            // the request timeout's cancellation
 #include <boost/asio/cancellation_signal.hpp>               // boost::asio::cancellation_signal
+#include <boost/asio/co_spawn.hpp>                          // boost::asio::co_spawn
+#include <boost/asio/detached.hpp>                          // boost::asio::detached
 #include <boost/asio/executor_work_guard.hpp>               // boost::asio::executor_work_guard
 #include <boost/asio/io_context.hpp>                        // boost::asio::io_context
 #include <boost/asio/ip/tcp.hpp>                            // boost::asio::ip::tcp
 #include <boost/asio/signal_set.hpp>                        // boost::asio::signal_set
 #include <boost/asio/steady_timer.hpp>                      // boost::asio::steady_timer
+#include <boost/asio/write.hpp>                             // boost::asio::async_write
 #include <boost/beast/core.hpp>                             // tcp_stream, flat_buffer
 #include <boost/beast/http.hpp>                             // requests, responses, parser
+#include <boost/json/monotonic_resource.hpp>                // arenas for a request's JSON
 #include <boost/json/parse.hpp>                             // boost::json::parse
 #include <boost/json/serialize.hpp>                         // boost::json::serialize
 
@@ -86,6 +89,7 @@
 #include "llmgate/server/metrics.hpp"
 #include "llmgate/server/openai_errors.hpp"
 #include "llmgate/server/request_log.hpp"
+#include "llmgate/server/response_bytes.hpp"
 #include "llmgate/server/sse_stream.hpp"
 
 namespace llmgate::inline v0 {
@@ -119,7 +123,7 @@ class gateway {
     acceptor_.emplace(workers_.front()->io);
     for (const auto& tenant : config_.tenants) tenant_of_key_[tenant.api_key] = tenant.name;
     std::random_device entropy;
-    id_prefix_ = hex(static_cast<std::uint64_t>(entropy()) << 32 | entropy());
+    id_start_ = "chatcmpl-llmgate-" + hex(static_cast<std::uint64_t>(entropy()) << 32 | entropy()) + "-";
   }
 
   gateway(const gateway&) = delete;
@@ -209,7 +213,9 @@ class gateway {
     std::uint64_t requests = 0;
     std::uint64_t answering = 0;  // the number of the request in the pipeline; 0: none
     bool timed_out = false;
+    std::string wire;  // the bytes of the response being written; its capacity is kept for the next
   };
+  static constexpr std::size_t max_kept_wire_bytes = 64 * 1024;
 
   // ---- start-up -----------------------------------------------------------
 
@@ -359,7 +365,10 @@ class gateway {
         if (response) {
           response->keep_alive(request.keep_alive() && !stopping_);
           response->prepare_payload();
-          co_await http::async_write(c->stream, *response, boost::asio::use_awaitable);
+          c->wire.clear();
+          append_response_bytes(*response, c->wire);
+          co_await boost::asio::async_write(c->stream, boost::asio::buffer(c->wire), boost::asio::use_awaitable);
+          if (c->wire.capacity() > max_kept_wire_bytes) std::string().swap(c->wire);  // a dashboard page, say
           if (!response->keep_alive()) break;
         } else if (!request.keep_alive()) {
           break;
@@ -445,7 +454,9 @@ class gateway {
     }
 
     const std::int64_t created = unix_now();
-    sse_stream sse(c.stream, next_id(), request.model, created, http_request.keep_alive() && !stopping_);
+    const std::uint64_t answer_number = ++answers_;
+    sse_stream sse(c.stream, response_id(answer_number), request.model, created,
+                   http_request.keep_alive() && !stopping_);
     request_context context{.tenant = tenant};
     if (request.stream) {
       context.on_chunk = [&](const chat_chunk& chunk) -> boost::asio::awaitable<void> {
@@ -504,11 +515,7 @@ class gateway {
     outcome.completion_tokens = response.usage.completion_tokens;
     outcome.cost_usd = response.cost_usd;
     outcome.saved_usd = context.saved_usd;
-    if (context.feedback) feedback_.remember(sse.id(), tenant, std::move(context.feedback));
-    boost::json::object usage = to_json(response.usage);
-    usage["cost_usd"] = response.cost_usd;
-    if (context.cache != cache_outcome::miss) usage["saved_usd"] = context.saved_usd;
-
+    if (context.feedback) feedback_.remember(answer_number, tenant, std::move(context.feedback));
     if (request.stream) {
       if (!sse.started()) {  // an answer with nothing to stream
         outcome_headers(context, [&](auto name, auto value) { sse.header(name, value); });
@@ -516,19 +523,39 @@ class gateway {
       }
       chat_chunk last;
       boost::json::object usage_event = to_json(last, sse.id(), sse.model(), created);
-      usage_event["usage"] = std::move(usage);
+      usage_event["usage"] = usage_json(response, context);
       co_await sse.send(usage_event);
       co_await sse.finish();
       finish(response_type(http::status::ok, 11), true);
       co_return std::nullopt;
     }
-    boost::json::object body = to_json(response);
-    body["id"] = sse.id();
-    body["created"] = created;
-    body["usage"] = std::move(usage);
-    auto reply = json_response(http::status::ok, std::move(body));
+    auto reply = text_response("application/json", completion_body(response, context, sse.id(), created));
     outcome_headers(context, [&](auto name, auto value) { reply.set(name, value); });
     co_return finish(std::move(reply));
+  }
+
+  // The usage object the client receives: the answer's, with what it cost
+  // and, for a cached answer, what it saved.
+  static boost::json::object usage_json(const chat_response& response, const request_context& context,
+                                        boost::json::storage_ptr storage = {}) {
+    boost::json::object usage = to_json(response.usage, storage);
+    usage["cost_usd"] = response.cost_usd;
+    if (context.cache != cache_outcome::miss) usage["saved_usd"] = context.saved_usd;
+    return usage;
+  }
+
+  // The chat.completion body of an answer, under the gateway's id and time.
+  // Built in an arena on the stack: a cached answer's body is most of
+  // what the gateway makes for it.
+  static std::string completion_body(const chat_response& response, const request_context& context,
+                                     const std::string& id, std::int64_t created) {
+    unsigned char buffer[4096];
+    boost::json::monotonic_resource arena(buffer, sizeof buffer);
+    boost::json::object body = to_json(response, &arena);
+    body["id"] = id;
+    body["created"] = created;
+    body["usage"] = usage_json(response, context, &arena);
+    return boost::json::serialize(body);
   }
 
   // The status and error object a failed pipeline answers with: 502 and
@@ -547,11 +574,15 @@ class gateway {
     }
   }
 
-  // Fills `request` from a chat body, or returns the 400 to answer.
+  // Fills `request` from a chat body, or returns the 400 to answer. The
+  // parsed JSON lives in an arena on the stack: the request copies what it
+  // keeps into storage of its own.
   std::optional<response_type> parse_chat(const std::string& body, chat_request& request) const {
     namespace http = boost::beast::http;
+    unsigned char buffer[4096];
+    boost::json::monotonic_resource arena(buffer, sizeof buffer);
     boost::system::error_code ec;
-    const boost::json::value json = boost::json::parse(body, ec);
+    const boost::json::value json = boost::json::parse(body, ec, &arena);
     if (ec)
       return error_response(http::status::bad_request,
                             "We could not parse the JSON body of your request: " + ec.message(),
@@ -614,10 +645,11 @@ class gateway {
       return error_response(http::status::bad_request,
                             "Send {\"id\": \"<the response id>\", \"correct\": true or false}.",
                             "invalid_request_error", "invalid_request");
-    const std::string response_id(id->get_string());
-    if (feedback_.judge(response_id, tenant, correct->get_bool()) == feedback_registry::outcome::unknown_id)
+    const std::string_view response_id = id->get_string();
+    if (feedback_.judge(answer_number_of(response_id), tenant, correct->get_bool()) ==
+        feedback_registry::outcome::unknown_id)
       return error_response(http::status::not_found,
-                            "No cached answer with id `" + response_id + "` awaits feedback from you.",
+                            "No cached answer with id `" + std::string(response_id) + "` awaits feedback from you.",
                             "invalid_request_error", "unknown_id", "id");
     return json_response(http::status::ok, {{"id", response_id}, {"recorded", true}});
   }
@@ -718,7 +750,19 @@ class gateway {
                           "invalid_request_error", "invalid_api_key");
   }
 
-  std::string next_id() { return "chatcmpl-llmgate-" + id_prefix_ + "-" + std::to_string(++ids_); }
+  // Response ids: chatcmpl-llmgate-<this run's prefix>-<answer number>.
+  std::string response_id(std::uint64_t answer_number) const {
+    return id_start_ + std::to_string(answer_number);
+  }
+
+  // The answer number of one of this run's response ids; 0 for another id.
+  std::uint64_t answer_number_of(std::string_view id) const {
+    if (!id.starts_with(id_start_)) return 0;
+    id.remove_prefix(id_start_.size());
+    std::uint64_t number = 0;
+    const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), number);
+    return ec == std::errc() && end == id.data() + id.size() ? number : 0;
+  }
 
   static std::string hex(std::uint64_t value) {
     char text[17];
@@ -739,8 +783,8 @@ class gateway {
   feedback_registry feedback_;
   gateway_metrics metrics_;
   std::unordered_map<std::string, std::string> tenant_of_key_;
-  std::string id_prefix_;
-  std::atomic<std::uint64_t> ids_{0};
+  std::string id_start_;
+  std::atomic<std::uint64_t> answers_{0};
 
   std::vector<std::unique_ptr<worker>> workers_;  // after the caches their pipelines use
   std::optional<tcp::acceptor> acceptor_;         // on the first worker's io_context

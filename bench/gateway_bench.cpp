@@ -1,9 +1,12 @@
 // gateway benchmark: what the gateway adds to a request, how many cached
 // answers it serves, and whether its memory holds still under a long run.
 // Everything runs in this process on loopback: an upstream that answers
-// instantly (Beast, one thread), the gateway (two threads), and a load
-// generator of the project's own (Beast, one thread, keep-alive
-// connections).
+// instantly (Asio, one thread), the gateway (two threads), and a load
+// generator of the project's own (Asio, one thread, keep-alive
+// connections). The upstream and the load generator share the cores with
+// the gateway, so they are kept cheap: requests and answers are bytes made
+// once, and they read messages by Content-Length alone (which is all the
+// gateway and the upstream send) rather than through a full HTTP parser.
 //
 //   gateway_overhead  open loop at a fixed rate (5000 requests/s), every
 //                     request a different question, so every one is a cache
@@ -29,19 +32,19 @@
 //   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N] [--only overhead|hits|soak]
 #include <algorithm>  // std::sort, std::max
 #include <atomic>     // std::atomic
+#include <cctype>     // std::tolower
 #include <chrono>     // std::chrono
 #include <cstdio>     // std::printf
-#include <cstdlib>    // std::atof, std::atoll
+#include <cstdlib>    // std::atof, std::atoll, std::atoi, std::strtoull
 #include <fstream>    // std::ifstream
 #include <functional> // std::function
 #include <iostream>   // std::cout
 #include <string>     // std::string
+#include <string_view>  // std::string_view
 #include <thread>     // std::thread
 #include <vector>     // std::vector
 
 #include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 
 #include <llmgate/server/gateway.hpp>
 #include <llmgate/server/large_allocations.hpp>
@@ -49,12 +52,41 @@
 #include "bench_support.hpp"
 
 namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
 using tcp = net::ip::tcp;
 using namespace llmgate_bench;
 
 namespace {
+
+// Reads more bytes from `socket` onto the end of `in`.
+net::awaitable<void> read_more(tcp::socket& socket, std::string& in) {
+  const std::size_t had = in.size();
+  in.resize(had + 16 * 1024);
+  const std::size_t n = co_await socket.async_read_some(net::buffer(in.data() + had, 16 * 1024), net::use_awaitable);
+  in.resize(had + n);
+}
+
+// Reads one HTTP/1.1 message with a Content-Length body (or none) from
+// `socket`, `in` holding what was read before, and removes it from `in`.
+// Returns the number after the first space of the start line: a response's
+// status. Throws on a closed connection.
+net::awaitable<unsigned> read_message(tcp::socket& socket, std::string& in) {
+  std::size_t head;
+  while ((head = in.find("\r\n\r\n")) == std::string::npos) co_await read_more(socket, in);
+  std::size_t length = 0;
+  for (std::size_t line = in.find("\r\n"); line < head; line = in.find("\r\n", line + 2)) {
+    constexpr std::string_view name = "content-length:";
+    if (head - line - 2 < name.size()) continue;
+    bool same = true;
+    for (std::size_t k = 0; k < name.size() && same; ++k)
+      same = std::tolower(static_cast<unsigned char>(in[line + 2 + k])) == name[k];
+    if (same) length = std::strtoull(in.c_str() + line + 2 + name.size(), nullptr, 10);
+  }
+  const std::size_t total = head + 4 + length;
+  while (in.size() < total) co_await read_more(socket, in);
+  const unsigned status = static_cast<unsigned>(std::atoi(in.c_str() + in.find(' ') + 1));
+  in.erase(0, total);
+  co_return status;
+}
 
 // A model server that answers every request at once with the same answer.
 class instant_upstream {
@@ -66,7 +98,9 @@ class instant_upstream {
     answer.content = "An instant answer.";
     answer.finish_reason = "stop";
     answer.usage = {12, 4, 0, 0};
-    body_ = boost::json::serialize(llmgate::to_json(answer));
+    const std::string body = boost::json::serialize(llmgate::to_json(answer));
+    answer_ = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+              std::to_string(body.size()) + "\r\n\r\n" + body;
     acceptor_.open(tcp::v4());
     acceptor_.set_option(tcp::acceptor::reuse_address(true));
     acceptor_.bind({net::ip::make_address("127.0.0.1"), 0});
@@ -88,23 +122,20 @@ class instant_upstream {
       net::co_spawn(io_, serve(std::move(socket)), net::detached);
     }
   }
+  // Keep-alive always: the gateway's client and the load generator keep their connections.
   net::awaitable<void> serve(tcp::socket socket) {
-    beast::flat_buffer buffer;
-    for (;;) {
-      http::request<http::string_body> request;
-      auto [ec, n] = co_await http::async_read(socket, buffer, request, net::as_tuple(net::use_awaitable));
-      if (ec) co_return;
-      http::response<http::string_body> response(http::status::ok, 11);
-      response.set(http::field::content_type, "application/json");
-      response.body() = body_;
-      response.keep_alive(request.keep_alive());
-      response.prepare_payload();
-      auto [write_error, written] = co_await http::async_write(socket, response, net::as_tuple(net::use_awaitable));
-      if (write_error) co_return;
+    std::string in;
+    try {
+      for (;;) {
+        co_await read_message(socket, in);
+        co_await net::async_write(socket, net::buffer(answer_), net::use_awaitable);
+      }
+    } catch (const boost::system::system_error&) {
+      // the client closed the connection
     }
   }
 
-  std::string body_;
+  std::string answer_;  // the whole HTTP response
   net::io_context io_;
   tcp::acceptor acceptor_{io_};
   std::thread thread_;
@@ -135,11 +166,11 @@ load_result drive(unsigned short port, std::size_t requests, std::size_t connect
     return start + std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 * static_cast<double>(i) / rate));
   };
   const auto connection = [&]() -> net::awaitable<void> {
-    beast::tcp_stream stream(co_await net::this_coro::executor);
-    co_await stream.async_connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port), net::use_awaitable);
-    stream.socket().set_option(tcp::no_delay(true));
-    beast::flat_buffer buffer;
-    net::steady_timer timer(stream.get_executor());
+    tcp::socket socket(co_await net::this_coro::executor);
+    co_await socket.async_connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port), net::use_awaitable);
+    socket.set_option(tcp::no_delay(true));
+    std::string request, in;
+    net::steady_timer timer(socket.get_executor());
     for (std::size_t i; (i = next++) < requests;) {
       auto sent = std::chrono::steady_clock::now();
       if (rate > 0) {
@@ -147,17 +178,15 @@ load_result drive(unsigned short port, std::size_t requests, std::size_t connect
         co_await timer.async_wait(net::use_awaitable);
         sent = due(i);
       }
-      http::request<http::string_body> request(http::verb::post, "/v1/chat/completions", 11);
-      request.set(http::field::host, "127.0.0.1");
-      request.set(http::field::authorization, "Bearer bench-key");
-      request.set(http::field::content_type, "application/json");
-      request.body() = body(i);
-      request.prepare_payload();
-      co_await http::async_write(stream, request, net::use_awaitable);
-      http::response<http::string_body> response;
-      co_await http::async_read(stream, buffer, response, net::use_awaitable);
+      const std::string content = body(i);
+      request.assign(
+          "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer bench-key\r\n"
+          "Content-Type: application/json\r\nContent-Length: ");
+      request.append(std::to_string(content.size())).append("\r\n\r\n").append(content);
+      co_await net::async_write(socket, net::buffer(request), net::use_awaitable);
+      const unsigned status = co_await read_message(socket, in);
       latency[i] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - sent).count();
-      if (response.result_int() != 200) ++errors;
+      if (status != 200) ++errors;
       ++answered;
     }
   };

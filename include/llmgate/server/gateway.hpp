@@ -36,7 +36,7 @@
 
 #include <algorithm>     // std::find, std::count
 #include <atomic>        // std::atomic
-#include <charconv>      // std::from_chars
+#include <charconv>      // std::from_chars, std::to_chars
 #include <chrono>        // std::chrono
 #include <csignal>       // SIGINT, SIGTERM
 #include <cstdint>       // std::uint64_t
@@ -710,10 +710,11 @@ class gateway {
   // x-llmgate-cache, -similarity and -backend, through `set(name, value)`.
   template <class SetHeader>
   static void outcome_headers(const request_context& context, SetHeader set) {
-    char similarity[16];
-    std::snprintf(similarity, sizeof similarity, "%.4f", static_cast<double>(context.similarity));
+    char similarity[32];
+    const auto end = std::to_chars(similarity, similarity + sizeof similarity, static_cast<double>(context.similarity),
+                                   std::chars_format::fixed, 4).ptr;
     set("x-llmgate-cache", to_string(context.cache));
-    set("x-llmgate-similarity", similarity);
+    set("x-llmgate-similarity", std::string_view(similarity, static_cast<std::size_t>(end - similarity)));
     if (!context.backend.empty()) set("x-llmgate-backend", context.backend);
   }
 

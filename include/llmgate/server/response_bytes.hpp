@@ -1,8 +1,9 @@
 // append_response_bytes: a whole HTTP/1.1 response (status line, fields,
 // body) as the bytes one write sends. The gateway writes every whole
 // response this way into a buffer its connection keeps: Beast's serializer
-// walks a view over the fields and the body piece by piece, which cost
-// more than the rest of answering a cached request's HTTP.
+// walks a view over the fields and the body piece by piece
+// (buffers_cat_view), several percent of a cached answer's processor time
+// in the gateway benchmark's profile.
 #pragma once
 
 #include <charconv>     // std::to_chars

@@ -12,4 +12,5 @@
 #include "llmgate/server/metrics.hpp"
 #include "llmgate/server/openai_errors.hpp"
 #include "llmgate/server/request_log.hpp"
+#include "llmgate/server/response_bytes.hpp"
 #include "llmgate/server/sse_stream.hpp"

@@ -25,7 +25,7 @@
 // hnsw_index<Metric, float> stores them exactly; hnsw_index<Metric,
 // simd::scaled_int8> in a byte per component and a scale per vector (in an
 // array of their own), half float16's bytes for a similarity error of
-// about 1e-3 (see simd/scaled_int8.hpp).
+// about 1.5e-3 (see simd/scaled_int8.hpp).
 //
 // Concurrency: one writer at a time (add, remove) excludes searches through
 // a shared mutex; any number of searches run together, each with scratch

@@ -18,8 +18,10 @@ using namespace llmgate;
 namespace {
 
 /// Refreshes due at 32 documents and whenever they double since the last
-/// weights (how many happen depends on how the threads interleave: while
-/// one re-embedding runs, no other starts).
+/// weights. How many happen depends on how the threads interleave (while
+/// one re-embedding runs, no other starts): from 2 to 5 of them were seen
+/// on a busy 2-core machine, so the tests ask for one, which the 32nd
+/// insert starts while the other threads go on.
 hashing_embedder refreshing_early() {
   hashing_embedder::options_type learning;
   learning.first_refresh = 32;
@@ -102,7 +104,7 @@ BOOST_AUTO_TEST_CASE(new_weights_are_built_while_lookups_and_inserts_go_on) {
   std::vector<std::string> texts;
   for (int i = 0; i < 600; ++i) texts.push_back("how do I configure feature " + std::to_string(i) + " of the product");
   BOOST_TEST(insert_and_look_up_together(cache, scope, texts) == 0);
-  BOOST_TEST(cache.embedder().generation() >= 3u);
+  BOOST_TEST(cache.embedder().generation() >= 1u);
   // Every entry still stored is found under the weights now published,
   // whether it was stored before, during or after a re-embedding.
   BOOST_TEST(found_again(cache, scope, texts) == cache.size());
@@ -123,10 +125,32 @@ BOOST_AUTO_TEST_CASE(hnsw_indexes_are_copied_and_reweighted_while_lookups_and_in
     texts.push_back(text);
   }
   BOOST_TEST(insert_and_look_up_together(cache, scope, texts) == 0);
-  BOOST_TEST(cache.embedder().generation() >= 3u);
+  BOOST_TEST(cache.embedder().generation() >= 1u);
   // Approximate search may miss one now and then; a stale or lost vector
   // would miss many.
   BOOST_TEST(found_again(cache, scope, texts) >= cache.size() * 98 / 100);
+  BOOST_TEST(cache.size() == 400u);
+}
+
+BOOST_AUTO_TEST_CASE(refresh_on_a_thread_of_its_own_runs_beside_lookups_and_inserts) {
+  // As a gateway runs it: inserts leave re-embedding to a thread that
+  // calls refresh() over and over.
+  basic_semantic_cache<std::string, hashing_embedder, flat_index<>> cache(
+      {.max_entries = 400, .refresh_in_insert = false}, refreshing_early(), static_threshold{0.995f});
+  const cache_scope scope({.tenant = "a"});
+  std::vector<std::string> texts;
+  for (int i = 0; i < 600; ++i) texts.push_back("how do I configure feature " + std::to_string(i) + " of the product");
+  std::atomic<bool> inserting{true};
+  std::thread refresher([&] {
+    while (inserting) cache.refresh();
+  });
+  BOOST_TEST(insert_and_look_up_together(cache, scope, texts) == 0);
+  inserting = false;
+  refresher.join();
+  cache.refresh();  // whatever the last inserts made due
+  BOOST_TEST(cache.embedder().generation() >= 1u);
+  BOOST_TEST(!cache.refresh());
+  BOOST_TEST(found_again(cache, scope, texts) == cache.size());
   BOOST_TEST(cache.size() == 400u);
 }
 

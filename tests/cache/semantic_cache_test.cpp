@@ -108,6 +108,29 @@ BOOST_AUTO_TEST_CASE(a_follow_up_hits_only_within_its_own_conversation) {
   BOOST_TEST(checked == conversations.size());
 }
 
+BOOST_AUTO_TEST_CASE(with_refresh_left_to_the_caller_inserts_keep_the_weights_until_refresh) {
+  hashing_embedder::options_type learning;
+  learning.first_refresh = 16;
+  test_cache<> cache({.refresh_in_insert = false}, hashing_embedder(learning), static_threshold{0.99f});
+  const cache_scope scope;
+  std::vector<std::string> texts;
+  for (int i = 0; i < 40; ++i)
+    texts.push_back("question " + std::to_string(i) + " about the colour of sky number " + std::to_string(i * 7));
+  BOOST_TEST(!cache.refresh());  // nothing observed yet: nothing due
+  for (std::size_t i = 0; i < texts.size(); ++i) cache.insert(scope, texts[i], std::to_string(i));
+  BOOST_TEST(cache.embedder().generation() == 0u);  // due since the 16th insert, and left alone
+
+  BOOST_TEST(cache.refresh());
+  BOOST_TEST(cache.embedder().generation() == 1u);
+  BOOST_TEST(!cache.refresh());  // next due at twice the 40 documents
+  // Every stored text was embedded again under the new weights: each finds itself.
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    const auto found = cache.lookup(scope, texts[i]);
+    BOOST_TEST_REQUIRE((found.outcome == lookup_outcome::hit));
+    BOOST_TEST(*found.answer == std::to_string(i));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(the_guard_vetoes_a_hit_with_other_numbers_and_counts_it) {
   auto guarded = make_cache(0.3f);
   auto unguarded = make_cache<no_guard>(0.3f);

@@ -339,6 +339,21 @@ BOOST_FIXTURE_TEST_CASE(stop_drains_requests_in_flight, gateway_fixture) {
   BOOST_CHECK_THROW(get(port, "/healthz"), boost::system::system_error);  // no longer listening
 }
 
+BOOST_FIXTURE_TEST_CASE(new_embedder_weights_come_from_the_refresher_not_from_requests, gateway_fixture) {
+  // The gateway's refresher thread re-embeds the stored requests once new
+  // weights are due (the embedder's first refresh is at 1,000 documents);
+  // inserts leave that to it (refresh_in_insert, tested in
+  // semantic_cache_test), so without the thread the weights never move.
+  auto& cache = server->semantic();
+  const cache_scope scope({.tenant = "acme"});
+  for (int i = 0; i < 1000; ++i)
+    cache.insert(scope, "stored question " + std::to_string(i), std::make_shared<const chat_response>());
+  for (int wait = 0; wait < 200 && cache.embedder().generation() == 0; ++wait)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  BOOST_TEST(cache.embedder().generation() == 1u);
+  BOOST_TEST(cache.size() == 1000u);
+}
+
 BOOST_AUTO_TEST_CASE(caches_are_saved_on_stop_and_loaded_on_start) {
   temporary_directory directory;
   upstream_server upstream;

@@ -101,6 +101,13 @@ struct semantic_cache_options {
   /// 97%), and 83% against 64% at 1,000,000, for the same lookup time;
   /// only inserts cost more (about 1.9 times).
   hnsw_parameters hnsw{.m = 16, .ef_construction = 100, .ef_search = 32};
+  /// A learning embedder (hashing_embedder) proposes new weights as its
+  /// documents grow (at 1,000, then at each doubling), and every stored
+  /// request is then embedded again: about half a second at 65,000
+  /// entries. By default the insert that makes it due does that work; a
+  /// caller with a thread to spare sets this false and calls refresh()
+  /// there, so that no request waits for it.
+  bool refresh_in_insert = true;
 };
 
 struct semantic_cache_statistics {
@@ -161,6 +168,25 @@ class basic_semantic_cache {
                       answer_cost cost = {}) {
     const cache_key key = key_.key(scope, messages);
     return insert_key(key.scope, key.text, std::move(answer), cost);
+  }
+
+  /// Embeds every stored request again under the embedder's next weights
+  /// if they are due and no other thread is doing so; returns whether it
+  /// did. Lookups and inserts go on meanwhile. For callers that set
+  /// refresh_in_insert to false; an embedder that does not learn never
+  /// needs it.
+  bool refresh() {
+    if constexpr (LearningEmbedder<EmbedderT>) {
+      std::optional<typename EmbedderT::weights_type> next;
+      {
+        std::unique_lock lock(mutex_);
+        next = claim_refresh();
+      }
+      if (next) reembed_under(std::move(*next));
+      return next.has_value();
+    } else {
+      return false;
+    }
   }
 
   /// Reports whether the answer a lookup returned (hit or explore) was
@@ -354,22 +380,28 @@ class basic_semantic_cache {
 
   entry_handle insert_key(const hash128& scope, std::string_view text, Value answer, answer_cost cost) {
     if constexpr (LearningEmbedder<EmbedderT>) {
-      typename EmbedderT::weights_type next{};
-      bool reembed = false;
+      std::optional<typename EmbedderT::weights_type> next;
       entry_handle handle;
       {
         std::unique_lock lock(mutex_);
         embedder_.observe(text);
-        reembed = !reembedding_ && embedder_.refresh_due();
-        if (reembed) reembedding_ = true, next = embedder_.next_weights();
+        if (options_.refresh_in_insert) next = claim_refresh();
         handle = store(scope, text, std::move(answer), cost);
       }
-      if (reembed) reembed_under(std::move(next));
+      if (next) reembed_under(std::move(*next));
       return handle;
     } else {
       std::unique_lock lock(mutex_);
       return store(scope, text, std::move(answer), cost);
     }
+  }
+
+  // Under the exclusive lock: the embedder's next weights when they are due
+  // and no re-embedding runs, which the caller then owns.
+  auto claim_refresh() -> std::optional<typename EmbedderT::weights_type> {
+    if (reembedding_ || !embedder_.refresh_due()) return std::nullopt;
+    reembedding_ = true;
+    return embedder_.next_weights();
   }
 
   // Under the exclusive lock: makes room, stores the entry, indexes it.

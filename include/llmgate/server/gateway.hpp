@@ -38,6 +38,7 @@
 #include <atomic>        // std::atomic
 #include <charconv>      // std::from_chars, std::to_chars
 #include <chrono>        // std::chrono
+#include <condition_variable>  // std::condition_variable_any (the refresher's pause)
 #include <csignal>       // SIGINT, SIGTERM
 #include <cstdint>       // std::uint64_t
 #include <cstdio>        // std::snprintf
@@ -48,9 +49,10 @@
 #include <optional>      // std::optional
 #include <random>        // std::random_device
 #include <set>           // std::set
+#include <stop_token>    // std::stop_token
 #include <string>        // std::string
 #include <string_view>   // std::string_view
-#include <thread>        // std::thread, std::this_thread::sleep_for
+#include <thread>        // std::thread, std::jthread, std::this_thread::sleep_for
 #include <unordered_map> // key -> tenant
 #include <utility>       // std::pair, std::exchange
 #include <vector>        // std::vector
@@ -140,6 +142,7 @@ class gateway {
     acceptor_->listen();
     boost::asio::co_spawn(acceptor_->get_executor(), accept_connections(), boost::asio::detached);
     for (auto& w : workers_) w->thread = std::thread([&io = w->io] { io.run(); });
+    if (config_.semantic_cache) refresher_ = std::jthread([this](std::stop_token stop) { refresh_weights(stop); });
     log_.event("listening", {{"address", config_.address}, {"port", port()}, {"threads", config_.threads}});
   }
 
@@ -162,6 +165,7 @@ class gateway {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     for (auto& w : workers_) w->io.stop();
     for (auto& w : workers_) w->thread.join();
+    refresher_ = {};  // asks it to stop and joins it: a re-embedding under way finishes first
     save_snapshots();
     log_.event("stopped");
   }
@@ -247,7 +251,11 @@ class gateway {
   exact_cache_options exact_options() const {
     return {.max_entries = config_.exact_max_entries, .max_bytes = config_.exact_max_bytes};
   }
-  semantic_cache_options semantic_options() const { return {.max_entries = config_.semantic_max_entries}; }
+  // The refresher thread, not a request, re-embeds the stored requests
+  // when the embedder's weights are due (refresh_weights).
+  semantic_cache_options semantic_options() const {
+    return {.max_entries = config_.semantic_max_entries, .refresh_in_insert = false};
+  }
   hashing_embedder embedder() const { return hashing_embedder({.dimension = config_.embedding_dimension}); }
   static_threshold threshold() const { return {static_cast<float>(config_.semantic_threshold)}; }
 
@@ -267,6 +275,23 @@ class gateway {
           [&] { return gateway_semantic_cache(semantic_options(), embedder(), threshold()); });
     } else {
       return std::make_unique<gateway_semantic_cache>(semantic_options(), embedder(), threshold());
+    }
+  }
+
+  // Re-embeds the semantic cache under new weights whenever they are due,
+  // checking a few times a second: on this thread, the second or so it
+  // takes at 100,000 entries keeps no request waiting.
+  void refresh_weights(std::stop_token stop) {
+    std::mutex mutex;
+    std::condition_variable_any pause;
+    std::unique_lock lock(mutex);
+    while (!stop.stop_requested()) {
+      try {
+        semantic_->refresh();
+      } catch (const std::exception& e) {  // out of memory, say: the cache keeps its weights and tries again
+        log_.event("refresh_failed", {{"error", e.what()}});
+      }
+      pause.wait_for(lock, stop, std::chrono::milliseconds(100), [] { return false; });
     }
   }
 
@@ -790,6 +815,7 @@ class gateway {
   std::vector<std::unique_ptr<worker>> workers_;  // after the caches their pipelines use
   std::optional<tcp::acceptor> acceptor_;         // on the first worker's io_context
   std::atomic<bool> stopping_{false};
+  std::jthread refresher_;  // the semantic cache's new weights (refresh_weights)
   std::mutex connections_mutex_;
   std::set<std::shared_ptr<connection>> connections_;
 };

@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -166,6 +167,40 @@ BOOST_AUTO_TEST_CASE(a_damaged_snapshot_is_refused_with_the_reason) {
   BOOST_TEST((load_error(path) == errc::corrupt_file));
   reseal(path, payload.substr(0, payload.size() / 2));
   BOOST_TEST((load_error(path) == errc::corrupt_file));
+}
+
+BOOST_AUTO_TEST_CASE(a_loaded_cache_searches_as_wide_as_its_options_say) {
+  // A sparse graph (m 4, ef_construction 8) over texts of random words, so
+  // that how widely a lookup searches decides how many texts find
+  // themselves. The file keeps its graph; the search breadth is the
+  // loading options'.
+  using plain_cache = basic_semantic_cache<std::string>;
+  hashing_embedder::options_type fixed;
+  fixed.first_refresh = 0;  // no re-weighting: only the breadth differs
+  const auto options = [](std::size_t ef_search) {
+    return semantic_cache_options{.hnsw = {.m = 4, .ef_construction = 8, .ef_search = ef_search}};
+  };
+  plain_cache cache(options(64), hashing_embedder(fixed), static_threshold{0.999f});
+  const cache_scope scope;
+  std::vector<std::string> texts;
+  std::mt19937 draw(11);
+  for (int i = 0; i < 2000; ++i) {
+    std::string text;
+    for (int w = 0; w < 8; ++w) text += "word" + std::to_string(draw() % 500) + " ";
+    texts.push_back(text);
+    cache.insert(scope, text, std::to_string(i));
+  }
+  llmgate::test::temporary_directory directory;
+  BOOST_TEST_REQUIRE(!cache.save(directory / "cache"));
+  const auto found_with = [&](std::size_t ef_search) {
+    auto loaded = plain_cache::load(directory / "cache", options(ef_search), hashing_embedder(fixed),
+                                    static_threshold{0.999f});
+    std::size_t found = 0;
+    for (const auto& text : texts) found += loaded.lookup(scope, text).outcome == lookup_outcome::hit;
+    return found;
+  };
+  const std::size_t narrow = found_with(1), wide = found_with(64);
+  BOOST_TEST(wide > narrow + narrow / 2, "ef_search 1: " << narrow << " found, 64: " << wide);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -51,7 +51,16 @@ BOOST_AUTO_TEST_CASE(a_minimal_config_gets_the_defaults) {
   BOOST_TEST(config.tenants[0].api_key == "sk-acme");
   BOOST_TEST(config.exact_cache);
   BOOST_TEST(config.semantic_threshold == 0.9);
+  BOOST_TEST(config.semantic_hnsw.ef_construction == llmgate::semantic_cache_options{}.hnsw.ef_construction);
   BOOST_TEST(!config.snapshot_directory);
+}
+
+BOOST_AUTO_TEST_CASE(the_semantic_index_can_trade_recall_for_cpu) {
+  const auto config = gateway_config::from_json(
+      boost::json::parse(with("semantic_cache", R"({"hnsw": {"ef_construction": 40, "ef_search": 16}})")));
+  BOOST_TEST(config.semantic_hnsw.m == llmgate::semantic_cache_options{}.hnsw.m);  // not given: the cache's default
+  BOOST_TEST(config.semantic_hnsw.ef_construction == 40u);
+  BOOST_TEST(config.semantic_hnsw.ef_search == 16u);
 }
 
 BOOST_AUTO_TEST_CASE(secrets_come_from_the_environment) {
@@ -99,6 +108,10 @@ BOOST_AUTO_TEST_CASE(mistakes_are_refused_by_name) {
   refused_with(with("listen", R"({"port": 70000})"), "config: listen.port must be at most 65535");
   refused_with(with("listen", R"({"port": "80"})"), "config: listen.port must be a non-negative integer");
   refused_with(with("semantic_cache", R"({"threshold": 1.5})"), "config: semantic_cache.threshold must be in (0, 1]");
+  refused_with(with("semantic_cache", R"({"hnsw": {"m": 1}})"), "config: semantic_cache.hnsw.m must be from 2 to 128");
+  refused_with(with("semantic_cache", R"({"hnsw": {"ef_search": 0}})"),
+               "config: semantic_cache.hnsw.ef_search must be from 1 to 4096");
+  refused_with(with("semantic_cache", R"({"hnsw": 3})"), "config: semantic_cache.hnsw must be an object");
   refused_with(with("exact_cache", R"({"enabled": "yes"})"), "config: exact_cache.enabled must be true or false");
   refused_with(with("embedder", R"({"kind": "openai"})"), "config: embedder.kind must be \"hashing\"");
   refused_with(with("limits", R"({"max_concurrent_requests": 0})"),

@@ -624,6 +624,9 @@ class basic_semantic_cache {
       if (ec || !index || index->dimension() != embedder_.dimension() || indexes_.contains(scope))
         return ec ? ec : make_error_code(errc::corrupt_file);
       indexed += index->size();
+      // A search breadth is the options' to set; the graph is the file's.
+      if constexpr (requires { index->set_ef_search(options_.hnsw.ef_search); })
+        index->set_ef_search(options_.hnsw.ef_search);
       indexes_.emplace(scope, std::make_unique<Index>(std::move(*index)));
     }
     if (indexed != live_entries_) return make_error_code(errc::corrupt_file);

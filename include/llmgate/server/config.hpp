@@ -15,11 +15,18 @@
 //     "tenants":  [{"name": "acme", "api_key_env": "ACME_KEY"}, {"name": "dev", "api_key": "sk-dev"}],
 //     "admin":    {"api_key_env": "LLMGATE_ADMIN_KEY"},
 //     "exact_cache":    {"enabled": true, "max_entries": 100000, "max_bytes": 268435456},
-//     "semantic_cache": {"enabled": true, "max_entries": 100000, "threshold": 0.9},
+//     "semantic_cache": {"enabled": true, "max_entries": 100000, "threshold": 0.9,
+//                        "hnsw": {"m": 16, "ef_construction": 100, "ef_search": 32}},
 //     "embedder": {"kind": "hashing", "dimension": 384, "model": "llmgate-hashing"},
 //     "snapshot": {"directory": "/var/lib/llmgate"},   // caches saved on shutdown, loaded on start
 //     "log":      {"requests": true}
 //   }
+//
+// semantic_cache.hnsw trades near-duplicates found for CPU: lower
+// ef_construction makes each miss's insert cheaper, lower ef_search each
+// lookup, and both find fewer of the stored near-duplicates on hard data
+// (bench/cache_bench.cpp measures it). A loaded snapshot keeps its graph's
+// m and ef_construction and takes ef_search from here.
 //
 // Secrets are read from the environment variables the file names
 // (api_key_env), so the file itself can be shared; a literal api_key is
@@ -46,6 +53,7 @@
 #include "llmgate/backend/detail/json_fields.hpp"
 #include "llmgate/backend/price_table.hpp"
 #include "llmgate/error.hpp"
+#include "llmgate/cache/semantic_cache.hpp"
 
 namespace llmgate::inline v0 {
 
@@ -85,6 +93,7 @@ struct gateway_config {
   bool semantic_cache = true;
   std::uint64_t semantic_max_entries = 100'000;
   double semantic_threshold = 0.9;
+  hnsw_parameters semantic_hnsw = semantic_cache_options{}.hnsw;
   std::uint64_t embedding_dimension = 384;
   std::string embedding_model = "llmgate-hashing";
 
@@ -268,6 +277,19 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value)
     config.semantic_threshold = read::number(*semantic, "threshold", "semantic_cache", config.semantic_threshold);
     if (!(config.semantic_threshold > 0 && config.semantic_threshold <= 1))
       fail(code, "config: semantic_cache.threshold", "must be in (0, 1]");
+    if (const auto* hnsw = read::object(*semantic, "hnsw", "semantic_cache")) {
+      auto& parameters = config.semantic_hnsw;
+      const auto bounded = [&](std::string_view key, std::size_t value, std::size_t low, std::size_t high) {
+        const std::size_t read = read::count(*hnsw, key, "semantic_cache.hnsw", value);
+        if (read < low || read > high)
+          fail(code, "config: semantic_cache.hnsw." + std::string(key),
+               "must be from " + std::to_string(low) + " to " + std::to_string(high));
+        return read;
+      };
+      parameters.m = bounded("m", parameters.m, 2, 128);
+      parameters.ef_construction = bounded("ef_construction", parameters.ef_construction, 1, 4096);
+      parameters.ef_search = bounded("ef_search", parameters.ef_search, 1, 4096);
+    }
   }
   if (const auto* embedder = read::object(root, "embedder", "")) {
     if (read::string(*embedder, "kind", "embedder", "hashing") != "hashing")

@@ -254,7 +254,7 @@ class gateway {
   // The refresher thread, not a request, re-embeds the stored requests
   // when the embedder's weights are due (refresh_weights).
   semantic_cache_options semantic_options() const {
-    return {.max_entries = config_.semantic_max_entries, .refresh_in_insert = false};
+    return {.max_entries = config_.semantic_max_entries, .hnsw = config_.semantic_hnsw, .refresh_in_insert = false};
   }
   hashing_embedder embedder() const { return hashing_embedder({.dimension = config_.embedding_dimension}); }
   static_threshold threshold() const { return {static_cast<float>(config_.semantic_threshold)}; }

@@ -12,38 +12,83 @@
 #include <utility>      // std::move
 #include <vector>       // std::vector
 
-#include <boost/json/serialize.hpp>  // boost::json::serialize
-#include <boost/json/value.hpp>      // boost::json::value
+#include <boost/container/small_vector.hpp>  // members sorted without a heap allocation
+#include <boost/json/serializer.hpp>          // boost::json::serializer
+#include <boost/json/value.hpp>               // boost::json::value
 
 #include "llmgate/backend/chat.hpp"
 #include "llmgate/cache/scope.hpp"
 
 namespace llmgate::inline v0 {
 
+namespace detail {
+
+// Writes JSON canonically onto the end of a string: object members sorted
+// by name at every depth, scalars and names as boost::json::serialize
+// writes them, through one serializer and with no string per value (the
+// exact cache writes a request this way on every lookup).
+class canonical_json_writer {
+ public:
+  explicit canonical_json_writer(std::string& out) noexcept : out_(out) {}
+
+  void value(const boost::json::value& value) {
+    if (const auto* object = value.if_object()) {
+      boost::container::small_vector<const boost::json::key_value_pair*, 8> members;
+      for (const auto& member : *object) members.push_back(&member);
+      std::sort(members.begin(), members.end(), [](const auto* a, const auto* b) { return a->key() < b->key(); });
+      out_ += '{';
+      for (const auto* member : members) {
+        if (member != members.front()) out_ += ',';
+        name(member->key());
+        this->value(member->value());
+      }
+      out_ += '}';
+    } else if (const auto* array = value.if_array()) {
+      out_ += '[';
+      for (const auto& element : *array) {
+        if (&element != array->begin()) out_ += ',';
+        this->value(element);
+      }
+      out_ += ']';
+    } else {
+      serializer_.reset(&value);
+      drain();
+    }
+  }
+
+  /// `text` as a JSON string.
+  void string(std::string_view text) {
+    serializer_.reset(boost::json::string_view(text.data(), text.size()));
+    drain();
+  }
+
+  /// An object member's name and the colon after it.
+  void name(std::string_view text) {
+    string(text);
+    out_ += ':';
+  }
+
+ private:
+  void drain() {
+    while (!serializer_.done()) {
+      const auto piece = serializer_.read(buffer_);
+      out_.append(piece.data(), piece.size());
+    }
+  }
+
+  std::string& out_;
+  boost::json::serializer serializer_;
+  char buffer_[256];
+};
+
+}  // namespace detail
+
 /// `value` as JSON text in which equal values always read the same: object
 /// members sorted by name, at every depth.
 inline std::string canonical_json(const boost::json::value& value) {
-  if (const auto* object = value.if_object()) {
-    std::vector<const boost::json::key_value_pair*> members;
-    for (const auto& member : *object) members.push_back(&member);
-    std::sort(members.begin(), members.end(),
-              [](const auto* a, const auto* b) { return a->key() < b->key(); });
-    std::string out = "{";
-    for (const auto* member : members) {
-      if (out.size() > 1) out += ',';
-      out += boost::json::serialize(boost::json::value(member->key())) + ':' + canonical_json(member->value());
-    }
-    return out + '}';
-  }
-  if (const auto* array = value.if_array()) {
-    std::string out = "[";
-    for (const auto& element : *array) {
-      if (out.size() > 1) out += ',';
-      out += canonical_json(element);
-    }
-    return out + ']';
-  }
-  return boost::json::serialize(value);
+  std::string out;
+  detail::canonical_json_writer(out).value(value);
+  return out;
 }
 
 /// Whether a message belongs to the system prompt.
@@ -116,12 +161,35 @@ inline cache_scope scope_of(const chat_request& request, std::string tenant) {
 
 /// What the exact cache compares: the conversation after the system prompt
 /// as canonical JSON (roles, contents, tool calls), so that no content can
-/// forge another message's boundary.
+/// forge another message's boundary. The same text as canonical_json of
+/// the messages' to_json, written without building them.
 inline std::string exact_text_of(const chat_request& request) {
-  boost::json::array messages;
-  for (const auto& message : conversation_of(request))
-    messages.push_back(detail::to_json(message, boost::json::storage_ptr()));
-  return canonical_json(messages);
+  std::string out;
+  detail::canonical_json_writer writer(out);
+  out += '[';
+  for (const auto& message : conversation_of(request)) {
+    if (out.size() > 1) out += ',';
+    // The members to_json gives a message: role, content, and the extra
+    // fields not named like those two; role's value is message.role (null here).
+    struct member {
+      std::string_view name;
+      const boost::json::value* value;
+    };
+    boost::container::small_vector<member, 8> members{{"role", nullptr}, {"content", &message.content}};
+    for (const auto& field : message.extra)
+      if (field.key() != "role" && field.key() != "content") members.push_back({field.key(), &field.value()});
+    std::sort(members.begin(), members.end(), [](const member& a, const member& b) { return a.name < b.name; });
+    out += '{';
+    for (const member& m : members) {
+      if (&m != &members.front()) out += ',';
+      writer.name(m.name);
+      if (m.value) writer.value(*m.value);
+      else writer.string(message.role);
+    }
+    out += '}';
+  }
+  out += ']';
+  return out;
 }
 
 }  // namespace llmgate::inline v0

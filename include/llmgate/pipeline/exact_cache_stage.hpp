@@ -4,7 +4,8 @@
 // table probe, so it goes first.
 #pragma once
 
-#include <memory>  // std::make_shared
+#include <memory>   // std::make_shared
+#include <utility>  // std::move
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
 
@@ -24,12 +25,13 @@ class exact_cache_stage {
 
   template <class Next>
   boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
-    const exact_key key = cache_->make_key(scope_of(request, context.tenant), exact_text_of(request));
+    exact_key key = cache_->make_key(scope_of(request, context.tenant), exact_text_of(request));
     if (auto answer = cache_->find(key)) {
       context.cache = cache_outcome::exact;
       context.similarity = 1;
       // A wrong answer stops serving; the next identical request asks again.
-      context.feedback = [cache = cache_, key](bool correct) {
+      // The key is not needed here after the lookup: moved, not copied.
+      context.feedback = [cache = cache_, key = std::move(key)](bool correct) {
         if (!correct) cache->erase(key);
       };
       co_return co_await serve_cached(*answer, context);

@@ -20,10 +20,12 @@ class optional_stage {
 
   bool enabled() const noexcept { return enabled_; }
 
+  // Not a coroutine: it hands back the stage's awaitable or next's, which
+  // the caller awaits at once, so that a request allocates no frame here.
   template <class Next>
   boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
-    if (enabled_) co_return co_await stage_.handle(request, context, next);
-    co_return co_await next(request, context);
+    if (enabled_) return stage_.handle(request, context, next);
+    return next(request, context);
   }
 
  private:

@@ -30,25 +30,25 @@ class sse_stream {
  public:
   sse_stream(boost::beast::tcp_stream& stream, std::string id, std::string model, std::int64_t created,
              bool keep_alive)
-      : stream_(stream), id_(std::move(id)), model_(std::move(model)), created_(created) {
-    namespace http = boost::beast::http;
-    header_.result(http::status::ok);
-    header_.version(11);
-    header_.set(http::field::content_type, "text/event-stream");
-    header_.set(http::field::cache_control, "no-cache");
-    header_.keep_alive(keep_alive);
-    header_.chunked(true);
-  }
+      : stream_(stream), id_(std::move(id)), model_(std::move(model)), created_(created), keep_alive_(keep_alive) {}
 
   /// Adds a header; only before start().
   void header(std::string_view name, std::string_view value) { header_.set(name, value); }
 
   bool started() const noexcept { return started_; }
 
-  /// Sends the headers and the role chunk.
+  /// Sends the headers and the role chunk. The fixed headers are set only
+  /// now: the gateway makes an sse_stream for every chat request, most of
+  /// which never stream.
   boost::asio::awaitable<void> start() {
     namespace http = boost::beast::http;
     started_ = true;
+    header_.result(http::status::ok);
+    header_.version(11);
+    header_.set(http::field::content_type, "text/event-stream");
+    header_.set(http::field::cache_control, "no-cache");
+    header_.keep_alive(keep_alive_);
+    header_.chunked(true);
     http::response_serializer<http::empty_body> serializer(header_);
     co_await http::async_write_header(stream_, serializer, boost::asio::use_awaitable);
     boost::json::object role = to_json(chat_chunk{}, id_, model_, created_);
@@ -103,6 +103,7 @@ class sse_stream {
   std::string id_;
   std::string model_;
   std::int64_t created_;
+  bool keep_alive_;
   bool started_ = false;
 };
 

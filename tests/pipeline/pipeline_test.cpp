@@ -2,7 +2,7 @@
 // and semantic hits, tenants, streaming through the caches, stages that
 // answer or change the request, feedback, errors.
 #include <atomic>     // std::atomic
-#include <memory>     // std::make_shared
+#include <memory>     // std::make_shared, std::make_unique
 #include <ostream>    // std::ostream
 #include <stdexcept>  // std::runtime_error
 #include <string>     // std::string
@@ -233,6 +233,34 @@ BOOST_FIXTURE_TEST_CASE(stages_may_answer_or_change_the_request, fixture) {
   BOOST_TEST(complete_blocking(io, custom, ask("hello")).content == "hi!");
   BOOST_TEST(complete_blocking(io, custom, ask("What is 2+2?")).model == "pinned");
   BOOST_TEST(calls() == 1);
+}
+
+// A stage's `next` belongs to the pipeline it runs in: a copy passes
+// requests on through its own stages, not the original's.
+BOOST_FIXTURE_TEST_CASE(a_copied_pipeline_runs_its_own_stages, fixture) {
+  answer_cache other_exact;
+  using custom_pipeline = pipeline<pin_model, exact_cache_stage<answer_cache>, backend_stage<scripted_backend>>;
+  auto original = std::make_unique<custom_pipeline>(pin_model{"pinned"}, exact_cache_stage(exact), backend_stage(model));
+  custom_pipeline copy = *original;
+  copy = custom_pipeline(pin_model{"pinned"}, exact_cache_stage(other_exact), backend_stage(model));
+  original.reset();
+  BOOST_TEST(complete_blocking(io, copy, ask("hello")).model == "pinned");
+  BOOST_TEST(other_exact.size() == 1);
+  BOOST_TEST(exact.size() == 0);
+}
+
+BOOST_FIXTURE_TEST_CASE(optional_stages_switched_off_pass_requests_on, fixture) {
+  pipeline switched{optional_stage(exact_cache_stage(exact), false), optional_stage(pin_model{"pinned"}, true),
+                    backend_stage(model)};
+  BOOST_TEST(complete_blocking(io, switched, ask("hello")).model == "pinned");
+  BOOST_TEST(complete_blocking(io, switched, ask("hello")).model == "pinned");
+  BOOST_TEST(calls() == 2);  // no exact cache
+  BOOST_TEST(exact.size() == 0);
+
+  // The error of a pipeline whose last stage passes the request on comes
+  // where the pipeline is awaited, through stages that are not coroutines.
+  pipeline unfinished{optional_stage(backend_stage(model), false)};
+  BOOST_CHECK_THROW(complete_blocking(io, unfinished, ask("hello")), std::logic_error);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -107,12 +107,19 @@ inline boost::asio::awaitable<void> replay_as_chunks(const chat_response& answer
 }  // namespace detail
 
 /// The answer a cache stage returns for a hit: the stored one, which cost
-/// nothing this time (context.saved_usd says what it cost when computed),
-/// streamed to context.on_chunk when the caller streams.
-inline boost::asio::awaitable<chat_response> serve_cached(const cached_answer& answer, request_context& context) {
+/// nothing this time (context.saved_usd says what it cost when computed).
+/// What serve_cached does for a caller that does not stream, without a
+/// coroutine frame of its own.
+inline chat_response cached_response(const cached_answer& answer, request_context& context) {
   context.saved_usd = answer->cost_usd;
   chat_response response = *answer;
   response.cost_usd = 0;
+  return response;
+}
+
+/// cached_response, streamed to context.on_chunk when the caller streams.
+inline boost::asio::awaitable<chat_response> serve_cached(const cached_answer& answer, request_context& context) {
+  chat_response response = cached_response(answer, context);
   if (context.streaming()) co_await detail::replay_as_chunks(response, context.on_chunk);
   co_return response;
 }

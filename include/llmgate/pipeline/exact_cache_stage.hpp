@@ -34,6 +34,7 @@ class exact_cache_stage {
       context.feedback = [cache = cache_, key = std::move(key)](bool correct) {
         if (!correct) cache->erase(key);
       };
+      if (!context.streaming()) co_return cached_response(*answer, context);
       co_return co_await serve_cached(*answer, context);
     }
     chat_response response = co_await next(request, context);

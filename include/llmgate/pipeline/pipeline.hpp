@@ -16,7 +16,7 @@
 #include <future>     // std::future_status
 #include <stdexcept>  // std::logic_error
 #include <tuple>      // std::tuple, std::get
-#include <utility>    // std::move
+#include <utility>    // std::move, std::index_sequence
 
 #include <boost/asio/awaitable.hpp>   // boost::asio::awaitable
 #include <boost/asio/co_spawn.hpp>    // boost::asio::co_spawn
@@ -53,6 +53,18 @@ class pipeline {
  public:
   explicit pipeline(Stages... stages) : stages_(std::move(stages)...) {}
 
+  // rests_ point at this pipeline: copies and moves take the stages only.
+  pipeline(const pipeline& other) : stages_(other.stages_) {}
+  pipeline(pipeline&& other) : stages_(std::move(other.stages_)) {}
+  pipeline& operator=(const pipeline& other) {
+    stages_ = other.stages_;
+    return *this;
+  }
+  pipeline& operator=(pipeline&& other) {
+    stages_ = std::move(other.stages_);
+    return *this;
+  }
+
   /// Runs the request through the stages. `request` and `context` must stay
   /// alive until the returned awaitable completes (co_await it at once).
   boost::asio::awaitable<chat_response> operator()(chat_request& request, request_context& context) {
@@ -72,22 +84,37 @@ class pipeline {
     pipeline* self;
     boost::asio::awaitable<chat_response> operator()(chat_request& request, request_context& context) const {
       if constexpr (I == sizeof...(Stages))
-        throw std::logic_error(
-            "llmgate::pipeline: the last stage passed the request on; end a pipeline with a stage "
-            "that answers, such as backend_stage");
+        return past_the_end();
       else
         return self->template run<I>(request, context);
     }
   };
 
-  // A coroutine, so that `next` lives as long as stage I uses it.
+  // A coroutine, so that the error comes where the stage awaits `next`,
+  // even through stages that are not coroutines (optional_stage).
+  static boost::asio::awaitable<chat_response> past_the_end() {
+    throw std::logic_error(
+        "llmgate::pipeline: the last stage passed the request on; end a pipeline with a stage "
+        "that answers, such as backend_stage");
+    co_return chat_response{};
+  }
+
+  // Stage I's awaitable, which the caller awaits at once. Its `next` is
+  // one of rests_, which live as long as the pipeline: no coroutine frame
+  // per stage is needed to keep one alive.
   template <std::size_t I>
   boost::asio::awaitable<chat_response> run(chat_request& request, request_context& context) {
-    rest<I + 1> next{this};
-    co_return co_await std::get<I>(stages_).handle(request, context, next);
+    return std::get<I>(stages_).handle(request, context, std::get<I>(rests_));
+  }
+
+  template <std::size_t... I>
+  static std::tuple<rest<I + 1>...> rests_of(pipeline* self, std::index_sequence<I...>) {
+    return {rest<I + 1>{self}...};
   }
 
   std::tuple<Stages...> stages_;
+  decltype(rests_of(nullptr, std::index_sequence_for<Stages...>{})) rests_ =
+      rests_of(this, std::index_sequence_for<Stages...>{});
 };
 
 /// The blocking facade, for programs that are not coroutines: runs

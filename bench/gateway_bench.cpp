@@ -57,21 +57,27 @@ using namespace llmgate_bench;
 
 namespace {
 
-// Reads more bytes from `socket` onto the end of `in`.
-net::awaitable<void> read_more(tcp::socket& socket, std::string& in) {
-  const std::size_t had = in.size();
-  in.resize(had + 16 * 1024);
-  const std::size_t n = co_await socket.async_read_some(net::buffer(in.data() + had, 16 * 1024), net::use_awaitable);
-  in.resize(had + n);
+// What a connection has read and not yet consumed, and the buffer reads
+// go into (kept, so that a read does not clear 16 KiB of it first).
+struct read_buffer {
+  std::string in;
+  std::vector<char> chunk = std::vector<char>(16 * 1024);
+};
+
+// Reads more bytes from `socket` onto the end of `buffer.in`.
+net::awaitable<void> read_more(tcp::socket& socket, read_buffer& buffer) {
+  const std::size_t n = co_await socket.async_read_some(net::buffer(buffer.chunk), net::use_awaitable);
+  buffer.in.append(buffer.chunk.data(), n);
 }
 
 // Reads one HTTP/1.1 message with a Content-Length body (or none) from
-// `socket`, `in` holding what was read before, and removes it from `in`.
-// Returns the number after the first space of the start line: a response's
-// status. Throws on a closed connection.
-net::awaitable<unsigned> read_message(tcp::socket& socket, std::string& in) {
+// `socket`, `buffer.in` holding what was read before, and removes it from
+// there. Returns the number after the first space of the start line: a
+// response's status. Throws on a closed connection.
+net::awaitable<unsigned> read_message(tcp::socket& socket, read_buffer& buffer) {
+  std::string& in = buffer.in;
   std::size_t head;
-  while ((head = in.find("\r\n\r\n")) == std::string::npos) co_await read_more(socket, in);
+  while ((head = in.find("\r\n\r\n")) == std::string::npos) co_await read_more(socket, buffer);
   std::size_t length = 0;
   for (std::size_t line = in.find("\r\n"); line < head; line = in.find("\r\n", line + 2)) {
     constexpr std::string_view name = "content-length:";
@@ -82,7 +88,7 @@ net::awaitable<unsigned> read_message(tcp::socket& socket, std::string& in) {
     if (same) length = std::strtoull(in.c_str() + line + 2 + name.size(), nullptr, 10);
   }
   const std::size_t total = head + 4 + length;
-  while (in.size() < total) co_await read_more(socket, in);
+  while (in.size() < total) co_await read_more(socket, buffer);
   const unsigned status = static_cast<unsigned>(std::atoi(in.c_str() + in.find(' ') + 1));
   in.erase(0, total);
   co_return status;
@@ -124,7 +130,7 @@ class instant_upstream {
   }
   // Keep-alive always: the gateway's client and the load generator keep their connections.
   net::awaitable<void> serve(tcp::socket socket) {
-    std::string in;
+    read_buffer in;
     try {
       for (;;) {
         co_await read_message(socket, in);
@@ -169,7 +175,8 @@ load_result drive(unsigned short port, std::size_t requests, std::size_t connect
     tcp::socket socket(co_await net::this_coro::executor);
     co_await socket.async_connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port), net::use_awaitable);
     socket.set_option(tcp::no_delay(true));
-    std::string request, in;
+    std::string request;
+    read_buffer in;
     net::steady_timer timer(socket.get_executor());
     for (std::size_t i; (i = next++) < requests;) {
       auto sent = std::chrono::steady_clock::now();

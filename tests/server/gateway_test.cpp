@@ -70,6 +70,45 @@ struct gateway_fixture {
 
 BOOST_AUTO_TEST_SUITE(gateway_test)
 
+// append_completion_body writes what the gateway used to build as a JSON
+// tree and serialise: the same bytes, escapes and number formats included.
+BOOST_AUTO_TEST_CASE(completion_body_matches_the_serialised_tree) {
+  const auto tree = [](const llmgate::chat_response& response, std::string_view id, std::int64_t created,
+                       std::optional<double> saved) {
+    boost::json::object body = llmgate::to_json(response);
+    body["id"] = id;
+    body["created"] = created;
+    boost::json::object usage = llmgate::to_json(response.usage);
+    usage["cost_usd"] = response.cost_usd;
+    if (saved) usage["saved_usd"] = *saved;
+    body["usage"] = std::move(usage);
+    return boost::json::serialize(body);
+  };
+  llmgate::chat_response plain;
+  plain.id = "upstream-id";
+  plain.model = "gpt-4o-mini";
+  plain.content = "Quotes \" and \\ and\nnewlines, \x01 control, unicode \xc3\xa9 \xf0\x9f\x98\x80";
+  plain.finish_reason = "stop";
+  plain.usage = {.prompt_tokens = 12, .completion_tokens = 34, .cached_prompt_tokens = 5};
+  plain.cost_usd = 1.2345678901234567e-05;
+  llmgate::chat_response tools = plain;
+  tools.content.clear();
+  tools.finish_reason.clear();
+  tools.usage.cache_write_tokens = 7;
+  tools.cost_usd = 0;
+  tools.tool_calls = boost::json::parse(
+      R"([{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}])").as_array();
+  llmgate::chat_response empty;
+  for (const auto* response : {&plain, &tools, &empty})
+    for (const std::optional<double> saved : {std::optional<double>(), std::optional<double>(0.0),
+                                              std::optional<double>(3.5e-7), std::optional<double>(12.0)}) {
+      std::string written;
+      llmgate::append_completion_body(written, *response, "chatcmpl-\"x\"", 1764000000, saved);
+      BOOST_TEST(written == tree(*response, "chatcmpl-\"x\"", 1764000000, saved));
+      BOOST_TEST(boost::json::parse(written).is_object());
+    }
+}
+
 BOOST_FIXTURE_TEST_CASE(miss_then_exact_then_semantic_hit, gateway_fixture) {
   const auto miss = ask("What is the capital of France?");
   BOOST_TEST(miss.status == 200u);

@@ -569,18 +569,15 @@ class gateway {
     return usage;
   }
 
-  // The chat.completion body of an answer, under the gateway's id and time.
-  // Built in an arena on the stack: a cached answer's body is most of
-  // what the gateway makes for it.
+  // The chat.completion body of an answer, under the gateway's id and time,
+  // with the usage object of usage_json.
   static std::string completion_body(const chat_response& response, const request_context& context,
                                      const std::string& id, std::int64_t created) {
-    unsigned char buffer[4096];
-    boost::json::monotonic_resource arena(buffer, sizeof buffer);
-    boost::json::object body = to_json(response, &arena);
-    body["id"] = id;
-    body["created"] = created;
-    body["usage"] = usage_json(response, context, &arena);
-    return boost::json::serialize(body);
+    std::string body;
+    body.reserve(384 + response.content.size() + response.model.size());
+    append_completion_body(body, response, id, created,
+                           context.cache != cache_outcome::miss ? std::optional(context.saved_usd) : std::nullopt);
+    return body;
   }
 
   // The status and error object a failed pipeline answers with: 502 and

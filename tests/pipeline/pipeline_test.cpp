@@ -249,6 +249,21 @@ BOOST_FIXTURE_TEST_CASE(a_copied_pipeline_runs_its_own_stages, fixture) {
   BOOST_TEST(exact.size() == 0);
 }
 
+// The semantic stage reuses the scope the exact stage computed, but not
+// when a stage between them picked another model: the answer is stored
+// under the model that gave it.
+BOOST_FIXTURE_TEST_CASE(a_scope_is_not_reused_across_a_model_change, fixture) {
+  pipeline pinned{exact_cache_stage(exact), pin_model{"pinned"}, semantic_cache_stage(semantic), backend_stage(model)};
+  request_context first{.tenant = "acme"};
+  BOOST_TEST(complete_blocking(io, pinned, ask("What is the capital of France?", "auto"), first).model == "pinned");
+  BOOST_TEST(first.scope.has_value());
+  BOOST_TEST(first.scope->model() == "pinned");
+  request_context again{.tenant = "acme"};
+  run(ask("What is the capital of France?", "pinned"), again);
+  BOOST_TEST(again.cache == cache_outcome::semantic);
+  BOOST_TEST(calls() == 1);
+}
+
 BOOST_FIXTURE_TEST_CASE(optional_stages_switched_off_pass_requests_on, fixture) {
   pipeline switched{optional_stage(exact_cache_stage(exact), false), optional_stage(pin_model{"pinned"}, true),
                     backend_stage(model)};

@@ -5,10 +5,12 @@
 #pragma once
 
 #include <functional>   // std::function
+#include <optional>     // std::optional
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 
 #include "llmgate/backend/backend.hpp"  // chunk_handler
+#include "llmgate/cache/scope.hpp"      // cache_scope
 
 namespace llmgate::inline v0 {
 
@@ -32,6 +34,12 @@ struct request_context {
   chunk_handler on_chunk = {};  ///< set to stream: receives the answer piece by piece, cached or not
 
   // Set by the stages.
+  /// The request's cache scope (scope_of(request, tenant)), kept by the
+  /// first cache stage that computes it so that the next one does not
+  /// compute it again (it does when the model or tenant changed since, as
+  /// a router_stage changes the model). A stage that changes the request's
+  /// parameters or system prompt before a cache stage resets it.
+  std::optional<cache_scope> scope = {};
   cache_outcome cache = cache_outcome::miss;
   float similarity = 0;   ///< of the nearest stored request the semantic cache saw (0: none)
   std::string backend = {};  ///< the backend that answered; empty for a cached answer

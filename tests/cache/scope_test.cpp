@@ -44,6 +44,26 @@ BOOST_AUTO_TEST_CASE(the_hash_is_the_same_in_every_build) {
   BOOST_TEST(cache_scope().hash().low == 0x57fd2385feb8b135u);
 }
 
+// Short scopes are hashed from a buffer on the stack, long ones through a
+// streaming XXH3 state: both give the hash of the whole encoding at once.
+BOOST_AUTO_TEST_CASE(short_and_long_scopes_hash_as_their_whole_encoding) {
+  const auto whole = [](const llmgate::cache_scope_fields& fields) {
+    std::string encoded = "llmgate.scope.1";
+    for (const std::string& field : {fields.tenant, fields.model, fields.parameters, fields.system_prompt}) {
+      for (int byte = 0; byte < 8; ++byte) encoded += static_cast<char>((field.size() >> (8 * byte)) & 0xff);
+      encoded += field;
+    }
+    const XXH128_hash_t hash = XXH3_128bits_withSeed(encoded.data(), encoded.size(), 0);
+    return llmgate::hash128{hash.low64, hash.high64};
+  };
+  for (const std::size_t prompt : {0u, 9u, 900u, 945u, 946u, 1000u, 5000u, 100000u}) {
+    const llmgate::cache_scope_fields fields{.tenant = "acme", .model = "gpt-4o-mini",
+                                             .parameters = "temperature=0;",
+                                             .system_prompt = std::string(prompt, 'x')};
+    BOOST_TEST((llmgate::cache_scope(fields).hash() == whole(fields)), "system prompt of " << prompt);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(parameters_are_written_canonically) {
   generation_parameters p;
   p.temperature = 0.2;

@@ -126,17 +126,42 @@ class cache_scope {
   }
 
  private:
+  // XXH3-128 of "llmgate.scope.1" then each field as its length (8 bytes,
+  // little-endian on every host) and its bytes. Written into a buffer on
+  // the stack when the scope is short, as most are: one-shot XXH3 over the
+  // same bytes as before, with no string allocated per request; a longer
+  // scope streams them through an XXH3 state, which hashes alike.
   static hash128 hash_of(const cache_scope_fields& fields) {
     // "llmgate.scope.1" names this encoding, so a future one hashes apart.
-    std::string encoded = "llmgate.scope.1";
-    for (std::string_view field :
-         {std::string_view(fields.tenant), std::string_view(fields.model),
-          std::string_view(fields.parameters), std::string_view(fields.system_prompt)}) {
+    constexpr std::string_view version = "llmgate.scope.1";
+    const std::string_view parts[] = {fields.tenant, fields.model, fields.parameters, fields.system_prompt};
+    std::size_t size = version.size();
+    for (const auto part : parts) size += 8 + part.size();
+    const auto length_of = [](std::string_view field, char* out) {
       for (int byte = 0; byte < 8; ++byte)  // the length, little-endian on every host
-        encoded += static_cast<char>((std::uint64_t{field.size()} >> (8 * byte)) & 0xff);
-      encoded += field;
+        out[byte] = static_cast<char>((std::uint64_t{field.size()} >> (8 * byte)) & 0xff);
+    };
+    XXH128_hash_t hash;
+    if (char buffer[1024]; size <= sizeof buffer) {
+      char* at = std::copy(version.begin(), version.end(), buffer);
+      for (const auto part : parts) {
+        length_of(part, at);
+        at = std::copy(part.begin(), part.end(), at + 8);
+      }
+      hash = XXH3_128bits_withSeed(buffer, size, 0);
+    } else {
+      XXH3_state_t state;
+      XXH3_INITSTATE(&state);
+      XXH3_128bits_reset_withSeed(&state, 0);
+      XXH3_128bits_update(&state, version.data(), version.size());
+      for (const auto part : parts) {
+        char length[8];
+        length_of(part, length);
+        XXH3_128bits_update(&state, length, sizeof length);
+        XXH3_128bits_update(&state, part.data(), part.size());
+      }
+      hash = XXH3_128bits_digest(&state);
     }
-    const XXH128_hash_t hash = XXH3_128bits_withSeed(encoded.data(), encoded.size(), 0);
     return {hash.low64, hash.high64};
   }
 

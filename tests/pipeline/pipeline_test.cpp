@@ -264,6 +264,19 @@ BOOST_FIXTURE_TEST_CASE(a_scope_is_not_reused_across_a_model_change, fixture) {
   BOOST_TEST(calls() == 1);
 }
 
+// The other way round: the exact stage after a model change does not
+// take the semantic stage's scope either.
+BOOST_FIXTURE_TEST_CASE(the_exact_stage_notices_a_model_change_too, fixture) {
+  pipeline pinned{semantic_cache_stage(semantic), pin_model{"pinned"}, exact_cache_stage(exact), backend_stage(model)};
+  request_context first{.tenant = "acme"};
+  BOOST_TEST(complete_blocking(io, pinned, ask("What is the capital of France?", "auto"), first).model == "pinned");
+  BOOST_TEST(first.scope->model() == "pinned");
+  request_context again{.tenant = "acme"};
+  run(ask("What is the capital of France?", "pinned"), again);
+  BOOST_TEST(again.cache == cache_outcome::exact);
+  BOOST_TEST(calls() == 1);
+}
+
 BOOST_FIXTURE_TEST_CASE(optional_stages_switched_off_pass_requests_on, fixture) {
   pipeline switched{optional_stage(exact_cache_stage(exact), false), optional_stage(pin_model{"pinned"}, true),
                     backend_stage(model)};

@@ -25,8 +25,7 @@ class exact_cache_stage {
 
   template <class Next>
   boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
-    if (!context.scope) context.scope.emplace(scope_of(request, context.tenant));
-    exact_key key = cache_->make_key(*context.scope, exact_text_of(request));
+    exact_key key = cache_->make_key(scope_of(request, context), exact_text_of(request));
     if (auto answer = cache_->find(key)) {
       context.cache = cache_outcome::exact;
       context.similarity = 1;

@@ -34,11 +34,10 @@ struct request_context {
   chunk_handler on_chunk = {};  ///< set to stream: receives the answer piece by piece, cached or not
 
   // Set by the stages.
-  /// The request's cache scope (scope_of(request, tenant)), kept by the
-  /// first cache stage that computes it so that the next one does not
-  /// compute it again (it does when the model or tenant changed since, as
-  /// a router_stage changes the model). A stage that changes the request's
-  /// parameters or system prompt before a cache stage resets it.
+  /// The request's cache scope, kept by the first cache stage that computes
+  /// it (scope_of(request, context) in request_scope.hpp). A stage that
+  /// changes the request's parameters or system prompt before a cache
+  /// stage resets it; a changed model or tenant is noticed.
   std::optional<cache_scope> scope = {};
   cache_outcome cache = cache_outcome::miss;
   float similarity = 0;   ///< of the nearest stored request the semantic cache saw (0: none)

@@ -18,6 +18,7 @@
 
 #include "llmgate/backend/chat.hpp"
 #include "llmgate/cache/scope.hpp"
+#include "llmgate/pipeline/request_context.hpp"
 
 namespace llmgate::inline v0 {
 
@@ -157,6 +158,15 @@ inline cache_scope scope_of(const chat_request& request, std::string tenant) {
                       .model = request.model,
                       .parameters = generation_parameters_of(request).canonical(),
                       .system_prompt = system_prompt_of(request)});
+}
+
+/// The request's scope as the context keeps it for the cache stages, so
+/// that the second does not compute it again; computed anew when the model
+/// or tenant changed since (a router_stage between them picks the model).
+inline const cache_scope& scope_of(const chat_request& request, request_context& context) {
+  if (!context.scope || context.scope->model() != request.model || context.scope->tenant() != context.tenant)
+    context.scope.emplace(scope_of(request, context.tenant));
+  return *context.scope;
 }
 
 /// What the exact cache compares: the conversation after the system prompt

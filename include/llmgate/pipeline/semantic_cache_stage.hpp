@@ -26,12 +26,8 @@ class semantic_cache_stage {
 
   template <class Next>
   boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
-    // The exact stage's scope when it ran first, unless a stage between
-    // (a router_stage) picked the model since. The context keeps it, so the
-    // reference outlives the awaits below.
-    if (!context.scope || context.scope->model() != request.model || context.scope->tenant() != context.tenant)
-      context.scope.emplace(scope_of(request, context.tenant));
-    const cache_scope& scope = *context.scope;
+    // The context keeps it, so the reference outlives the awaits below.
+    const cache_scope& scope = scope_of(request, context);
     const auto conversation = conversation_of(request);
     auto found = cache_->lookup(scope, conversation);
     context.similarity = found.similarity;

@@ -13,11 +13,11 @@
 #include <vector>       // std::vector
 
 #include <boost/container/small_vector.hpp>  // members sorted without a heap allocation
-#include <boost/json/serializer.hpp>          // boost::json::serializer
 #include <boost/json/value.hpp>               // boost::json::value
 
 #include "llmgate/backend/chat.hpp"
 #include "llmgate/cache/scope.hpp"
+#include "llmgate/detail/json_appender.hpp"
 #include "llmgate/pipeline/request_context.hpp"
 
 namespace llmgate::inline v0 {
@@ -26,60 +26,47 @@ namespace detail {
 
 // Writes JSON canonically onto the end of a string: object members sorted
 // by name at every depth, scalars and names as boost::json::serialize
-// writes them, through one serializer and with no string per value (the
-// exact cache writes a request this way on every lookup).
+// writes them, with no string per value (the exact cache writes a request
+// this way on every lookup).
 class canonical_json_writer {
  public:
-  explicit canonical_json_writer(std::string& out) noexcept : out_(out) {}
+  explicit canonical_json_writer(std::string& out) noexcept : json_(out) {}
 
   void value(const boost::json::value& value) {
     if (const auto* object = value.if_object()) {
       boost::container::small_vector<const boost::json::key_value_pair*, 8> members;
       for (const auto& member : *object) members.push_back(&member);
       std::sort(members.begin(), members.end(), [](const auto* a, const auto* b) { return a->key() < b->key(); });
-      out_ += '{';
+      json_.raw("{");
       for (const auto* member : members) {
-        if (member != members.front()) out_ += ',';
+        if (member != members.front()) json_.raw(",");
         name(member->key());
         this->value(member->value());
       }
-      out_ += '}';
+      json_.raw("}");
     } else if (const auto* array = value.if_array()) {
-      out_ += '[';
+      json_.raw("[");
       for (const auto& element : *array) {
-        if (&element != array->begin()) out_ += ',';
+        if (&element != array->begin()) json_.raw(",");
         this->value(element);
       }
-      out_ += ']';
+      json_.raw("]");
     } else {
-      serializer_.reset(&value);
-      drain();
+      json_.value(value);
     }
   }
 
   /// `text` as a JSON string.
-  void string(std::string_view text) {
-    serializer_.reset(boost::json::string_view(text.data(), text.size()));
-    drain();
-  }
+  void string(std::string_view text) { json_.string(text); }
 
   /// An object member's name and the colon after it.
   void name(std::string_view text) {
-    string(text);
-    out_ += ':';
+    json_.string(text);
+    json_.raw(":");
   }
 
  private:
-  void drain() {
-    while (!serializer_.done()) {
-      const auto piece = serializer_.read(buffer_);
-      out_.append(piece.data(), piece.size());
-    }
-  }
-
-  std::string& out_;
-  boost::json::serializer serializer_;
-  char buffer_[256];
+  json_appender json_;
 };
 
 }  // namespace detail

@@ -7,17 +7,16 @@
 #pragma once
 
 #include <charconv>     // std::to_chars
-#include <cstdint>      // std::int64_t, std::uint64_t
+#include <cstdint>      // std::int64_t
 #include <optional>     // std::optional
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 
 #include <boost/beast/http/message.hpp>      // boost::beast::http::response
 #include <boost/beast/http/string_body.hpp>  // boost::beast::http::string_body
-#include <boost/json/serializer.hpp>         // boost::json::serializer
-#include <boost/json/value.hpp>              // boost::json::value
 
 #include "llmgate/backend/chat.hpp"
+#include "llmgate/detail/json_appender.hpp"
 
 namespace llmgate::inline v0 {
 
@@ -42,55 +41,6 @@ inline void append_response_bytes(const boost::beast::http::response<boost::beas
   out.append("\r\n");
   out.append(response.body());
 }
-
-namespace detail {
-
-// Writes JSON pieces onto the end of a string: strings escaped and numbers
-// formatted as boost::json::serialize writes them, with no tree and no
-// string per value.
-class json_appender {
- public:
-  explicit json_appender(std::string& out) noexcept : out_(out) {}
-
-  /// Text as it is: punctuation and names known to need no escaping.
-  void raw(std::string_view text) { out_.append(text); }
-
-  /// `text` as a JSON string.
-  void string(std::string_view text) {
-    serializer_.reset(boost::json::string_view(text.data(), text.size()));
-    drain();
-  }
-
-  void number(std::uint64_t n) {
-    char digits[24];
-    out_.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
-  }
-  void number(std::int64_t n) {
-    char digits[24];
-    out_.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
-  }
-  void number(double d) { value(boost::json::value(d)); }
-
-  /// Any JSON value, as boost::json::serialize writes it.
-  void value(const boost::json::value& value) {
-    serializer_.reset(&value);
-    drain();
-  }
-
- private:
-  void drain() {
-    while (!serializer_.done()) {
-      const auto piece = serializer_.read(buffer_, sizeof buffer_);
-      out_.append(piece.data(), piece.size());
-    }
-  }
-
-  std::string& out_;
-  boost::json::serializer serializer_;
-  char buffer_[256];
-};
-
-}  // namespace detail
 
 /// Appends the chat.completion body of `response` to `out`: the same
 /// members, in the same order, as boost::json::serialize of

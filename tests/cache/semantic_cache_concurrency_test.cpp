@@ -5,13 +5,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "llmgate/cache/semantic_cache.hpp"
 #include "llmgate/index/flat_index.hpp"
+#include "../test_texts.hpp"
 
 using namespace llmgate;
 
@@ -117,13 +117,7 @@ BOOST_AUTO_TEST_CASE(hnsw_indexes_are_copied_and_reweighted_while_lookups_and_in
   // so that approximate search finds each of them.
   semantic_cache cache({.max_entries = 400}, refreshing_early(), static_threshold{0.995f});
   const cache_scope scope({.tenant = "a"});
-  std::vector<std::string> texts;
-  std::mt19937 draw(11);
-  for (int i = 0; i < 600; ++i) {
-    std::string text;
-    for (int w = 0; w < 8; ++w) text += "word" + std::to_string(draw() % 500) + " ";
-    texts.push_back(text);
-  }
+  const auto texts = llmgate::test::random_word_texts(600, 11);
   BOOST_TEST(insert_and_look_up_together(cache, scope, texts) == 0);
   BOOST_TEST(cache.embedder().generation() >= 1u);
   // Approximate search may miss one now and then; a stale or lost vector

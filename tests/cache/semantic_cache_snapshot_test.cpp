@@ -3,7 +3,6 @@
 #include <boost/test/unit_test.hpp>
 
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -11,6 +10,7 @@
 #include "llmgate/cache/semantic_cache.hpp"
 #include "../file_bytes.hpp"
 #include "../temporary_directory.hpp"
+#include "../test_texts.hpp"
 
 using namespace llmgate;
 using llmgate::test::read_bytes;
@@ -182,14 +182,8 @@ BOOST_AUTO_TEST_CASE(a_loaded_cache_searches_as_wide_as_its_options_say) {
   };
   plain_cache cache(options(64), hashing_embedder(fixed), static_threshold{0.999f});
   const cache_scope scope;
-  std::vector<std::string> texts;
-  std::mt19937 draw(11);
-  for (int i = 0; i < 2000; ++i) {
-    std::string text;
-    for (int w = 0; w < 8; ++w) text += "word" + std::to_string(draw() % 500) + " ";
-    texts.push_back(text);
-    cache.insert(scope, text, std::to_string(i));
-  }
+  const auto texts = llmgate::test::random_word_texts(2000, 11);
+  for (std::size_t i = 0; i < texts.size(); ++i) cache.insert(scope, texts[i], std::to_string(i));
   llmgate::test::temporary_directory directory;
   BOOST_TEST_REQUIRE(!cache.save(directory / "cache"));
   const auto found_with = [&](std::size_t ef_search) {

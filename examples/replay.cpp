@@ -7,21 +7,22 @@
 //
 //   replay [--data FILE] [--price-per-call USD] [--feedback-rate F]
 //          [--thresholds T,T,...] [--limit N] [--out DIR] [--threads N]
+//          [--ef-construction N]
 //
 // Runs from the repository root (scripts/run replay does): the default
 // data is the bundled stream examples/data/questions.jsonl; the QQP pairs
 // and the paraphrase pairs are in ../shared/data. Formats: see
 // replay/stream_reader.hpp.
 //
-// Configurations, each a full replay through fresh caches:
-//   - a static threshold per --thresholds value, with the lexical guard and
-//     no feedback: the reference's experiment;
-//   - the adaptive threshold at error bounds 0.01, 0.02, 0.05, 0.10, with
-//     the guard, learning from the feedback on a share --feedback-rate of
-//     its hits and on all of its explores (explores count as misses);
-//   - the best static threshold again without the guard, to measure what
-//     the guard gains. "Best" is the one with the most hits at precision
-//     >= 0.95 (else the most precise), the target criterion.
+// Configurations, each a full replay through fresh caches with the lexical
+// guard:
+//   - a static threshold per --thresholds value, with no feedback: the
+//     reference's experiment;
+//   - the adaptive threshold at error bounds 0.01, 0.02, 0.05, 0.10,
+//     learning from the feedback on a share --feedback-rate of its hits and
+//     on all of its explores (explores count as misses).
+// What the guard gains shows in each: the stored answers it vetoed after
+// the threshold had accepted them, and how many of those were right.
 // Replays run in parallel, one per thread. Lookup times are the looking-up
 // thread's CPU time (see replay/experiment.hpp), so neither the other
 // replays nor other processes on a shared machine inflate them.
@@ -35,7 +36,6 @@
 #include <filesystem>    // std::filesystem
 #include <functional>    // std::function
 #include <iostream>      // std::cout
-#include <latch>         // std::latch
 #include <limits>        // std::numeric_limits
 #include <optional>      // std::optional
 #include <span>          // std::span
@@ -62,35 +62,34 @@ struct settings {
   std::vector<double> thresholds = {0.99, 0.98, 0.95, 0.90, 0.85, 0.80};
   std::size_t limit = std::numeric_limits<std::size_t>::max();
   std::string out = "build/replay-results";
-  unsigned threads = std::max(1u, std::thread::hardware_concurrency());  // 11 replays: more cores, sooner done
+  unsigned threads = std::max(1u, std::thread::hardware_concurrency());  // 10 replays: more cores, sooner done
+  // The breadth of the search that places each stored request in the HNSW
+  // graph. Inserts are most of a replay's time, in proportion to it: on
+  // the QQP dev split 40 (FAISS's default) takes about half the time of
+  // the cache's default of 100. Its graph finds slightly fewer of the
+  // farther neighbours: the same hit rates at thresholds >= 0.95, 0.2 to
+  // 0.4 points fewer hits at 0.90 to 0.80. --ef-construction 100 replays
+  // the cache as it ships. Lookups keep the cache's ef_search.
+  std::size_t ef_construction = 40;
 };
 
 using job = std::function<replay::replay_result()>;
 
 // Runs jobs[i] into results[i] (sized already) on up to `threads` threads,
-// taking the jobs in order of their index; finished(i) is called once
-// results[i] is written, for a job that waits on earlier results.
-void run_all(const std::vector<job>& jobs, unsigned threads, std::vector<replay::replay_result>& results,
-             const std::function<void(std::size_t)>& finished) {
+// taking the jobs in order of their index.
+void run_all(const std::vector<job>& jobs, unsigned threads, std::vector<replay::replay_result>& results) {
   std::atomic<std::size_t> next{0};
   std::vector<std::jthread> workers;
   for (unsigned t = 0; t < std::min<std::size_t>(threads, jobs.size()); ++t)
     workers.emplace_back([&] {
-      for (std::size_t i; (i = next++) < jobs.size();) {
-        results[i] = jobs[i]();
-        finished(i);
-      }
+      for (std::size_t i; (i = next++) < jobs.size();) results[i] = jobs[i]();
     });
 }
 
-job static_job(const replay::replay_input& input, double threshold, bool guarded,
-               replay::progress_meter& progress) {
-  return [&input, threshold, guarded, &progress] {
-    const llmgate::static_threshold policy{static_cast<float>(threshold)};
-    auto r = guarded ? replay::replay_once(input, policy, llmgate::lexical_guard(), 0.0, progress)
-                     : replay::replay_once(input, policy, llmgate::no_guard(), 0.0, progress);
+job static_job(const replay::replay_input& input, double threshold, replay::progress_meter& progress) {
+  return [&input, threshold, &progress] {
+    auto r = replay::replay_once(input, llmgate::static_threshold{static_cast<float>(threshold)}, 0.0, progress);
     r.policy = "static";
-    r.guard = guarded ? "lexical" : "none";
     return r;
   };
 }
@@ -99,9 +98,8 @@ job adaptive_job(const replay::replay_input& input, double bound, double feedbac
                  replay::progress_meter& progress) {
   return [&input, bound, feedback_rate, &progress] {
     llmgate::adaptive_threshold policy({.error_bound = static_cast<float>(bound)});
-    auto r = replay::replay_once(input, std::move(policy), llmgate::lexical_guard(), feedback_rate, progress);
+    auto r = replay::replay_once(input, std::move(policy), feedback_rate, progress);
     r.policy = "adaptive";
-    r.guard = "lexical";
     r.error_bound = bound;
     return r;
   };
@@ -115,22 +113,16 @@ const replay::replay_result* best_at_target(std::span<const replay::replay_resul
   return best;
 }
 
-// best_at_target, else the most precise line.
-const replay::replay_result& best_static(std::span<const replay::replay_result> lines) {
-  if (const auto* best = best_at_target(lines)) return *best;
-  const replay::replay_result* best = &lines.front();
-  for (const auto& r : lines)
-    if (r.precision().value_or(0) > best->precision().value_or(0)) best = &r;
-  return *best;
-}
-
-void print_guard_effect(const replay::replay_result& with, const replay::replay_result& without) {
+// What the guard did at the best static threshold (the one with the most
+// hits at precision >= target, else the most precise).
+void print_guard_effect(std::span<const replay::replay_result> statics) {
+  const replay::replay_result* best = best_at_target(statics);
+  if (!best)
+    best = &*std::ranges::max_element(statics, {}, [](const auto& r) { return r.precision().value_or(0); });
   std::printf(
-      "guard at threshold %.2f: lexical guard hit %.1f%%, precision %s; no guard hit %.1f%%, "
-      "precision %s (%zu vetoes)\n",
-      with.threshold, 100 * with.share(with.hits()), replay::detail::fraction_or_dash(with.precision()).c_str(),
-      100 * without.share(without.hits()), replay::detail::fraction_or_dash(without.precision()).c_str(),
-      with.vetoes);
+      "guard at threshold %.2f: vetoed %zu stored answers the threshold accepted; %zu of them were wrong "
+      "(kept out), %zu right (lost hits)\n",
+      best->threshold, best->vetoes, best->vetoes - best->right_vetoes, best->right_vetoes);
 }
 
 void print_target(std::span<const replay::replay_result> statics,
@@ -184,6 +176,9 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "replays run at once (each uses one core)")
       ->check(CLI::Range(1u, 256u))
       ->capture_default_str();
+  app.add_option("--ef-construction", o.ef_construction, "HNSW breadth of each insert's search")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -208,31 +203,20 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "replay: %s, %zu requests, %zu scopes, %zu distinct answers; %zu replays on %u threads\n",
                stream.format.c_str(), stream.requests.size(), stream.scopes.size(), stream.answers,
-               o.thresholds.size() + std::size(error_bounds) + 1, o.threads);
+               o.thresholds.size() + std::size(error_bounds), o.threads);
 
-  const replay::replay_input input(stream);
-  replay::progress_meter progress(stream.requests.size() * (o.thresholds.size() + std::size(error_bounds) + 1));
-  // The unguarded replay needs the best static threshold, so it comes last
-  // and waits for the static replays; with fewer threads than jobs they
-  // have finished by the time a thread takes it, and it runs beside the
-  // last adaptive ones instead of alone after them.
+  llmgate::hnsw_parameters graph = llmgate::semantic_cache_options{}.hnsw;
+  graph.ef_construction = o.ef_construction;
+  const replay::replay_input input(stream, graph);
+  replay::progress_meter progress(stream.requests.size() * (o.thresholds.size() + std::size(error_bounds)));
   std::vector<job> jobs;
-  for (const double t : o.thresholds) jobs.push_back(static_job(input, t, true, progress));
+  for (const double t : o.thresholds) jobs.push_back(static_job(input, t, progress));
   for (const double bound : error_bounds) jobs.push_back(adaptive_job(input, bound, o.feedback_rate, progress));
-  std::vector<replay::replay_result> results(jobs.size() + 1);
+  std::vector<replay::replay_result> results(jobs.size());
+  run_all(jobs, o.threads, results);
   const std::span<const replay::replay_result> statics(results.data(), o.thresholds.size());
-  std::latch statics_done(static_cast<std::ptrdiff_t>(statics.size()));
-  jobs.push_back([&] {
-    statics_done.wait();
-    return static_job(input, best_static(statics).threshold, false, progress)();
-  });
-  run_all(jobs, o.threads, results, [&](std::size_t i) {
-    if (i < statics.size()) statics_done.count_down();
-  });
   const std::span<const replay::replay_result> adaptives(results.data() + o.thresholds.size(),
                                                          std::size(error_bounds));
-  const replay::replay_result& guarded = best_static(statics);
-  const replay::replay_result& unguarded = results.back();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   const std::string name = std::filesystem::path(o.data).filename().string();
@@ -241,8 +225,8 @@ int main(int argc, char** argv) {
       "feedback rate %g; %.1f s on %u threads\n",
       name.c_str(), stream.format.c_str(), stream.requests.size(), stream.scopes.size(), stream.answers,
       o.price_per_call, o.feedback_rate, seconds, o.threads);
-  replay::print_table(std::cout, results, o.price_per_call);  // the unguarded line last
-  print_guard_effect(guarded, unguarded);
+  replay::print_table(std::cout, results, o.price_per_call);
+  print_guard_effect(statics);
   double longest_insert_us = 0;
   for (const auto& r : results) longest_insert_us = std::max(longest_insert_us, r.longest_insert_us);
   std::printf(
@@ -264,6 +248,6 @@ int main(int argc, char** argv) {
     else
       std::fprintf(stderr, "replay: cannot write %s or %s\n", csv.c_str(), svg.c_str());
   }
-  for (const auto& r : std::span(results).first(results.size() - 1)) std::printf("%s\n", replay::json_line(r).c_str());
+  for (const auto& r : results) std::printf("%s\n", replay::json_line(r).c_str());
   return 0;
 }

@@ -45,10 +45,24 @@ struct case_folding_normalizer {
 
 using exact_tier = llmgate::exact_cache<std::uint32_t, llmgate::lru_eviction, case_folding_normalizer>;
 
-template <class Threshold, class Guard>
+/// The lexical guard, noting the stored requests it vetoes, so that the
+/// replay can tell for each veto whether it kept a wrong answer out or a
+/// right one: what the guard gains, measured in every replay rather than
+/// by a replay without it.
+struct noting_guard {
+  std::vector<std::string_view>* vetoed;
+
+  llmgate::veto_reason vetoes(std::string_view request, std::string_view stored) const {
+    const llmgate::veto_reason reason = llmgate::lexical_guard().vetoes(request, stored);
+    if (reason != llmgate::veto_reason::none) vetoed->push_back(stored);
+    return reason;
+  }
+};
+
+template <class Threshold>
 using semantic_tier = llmgate::basic_semantic_cache<std::uint32_t, llmgate::hashing_embedder,
                                                     llmgate::default_semantic_index,
-                                                    llmgate::lru_eviction, Threshold, Guard>;
+                                                    llmgate::lru_eviction, Threshold, noting_guard>;
 
 /// Microseconds of CPU time the calling thread has used. Lookups are timed
 /// with it rather than with a wall clock so that time the thread spends
@@ -64,7 +78,6 @@ inline double thread_cpu_us() {
 /// What one configuration is and what its replay measured.
 struct replay_result {
   std::string policy;                 ///< "static" or "adaptive"
-  std::string guard;                  ///< "lexical" or "none"
   std::optional<double> error_bound;  ///< adaptive only
   double threshold = 0;               ///< the static one, or the adaptive policy's final learned one
 
@@ -72,7 +85,9 @@ struct replay_result {
   std::size_t exact_hits = 0, semantic_hits = 0;
   std::size_t right_hits = 0, right_semantic_hits = 0;
   std::size_t answerable = 0;  ///< requests whose right answer was already stored in their scope
-  std::size_t explores = 0, vetoes = 0, feedback_reports = 0;
+  std::size_t explores = 0, feedback_reports = 0;
+  std::size_t vetoes = 0;        ///< stored answers the threshold accepted and the guard refused
+  std::size_t right_vetoes = 0;  ///< of those, the ones that were right after all
   std::vector<double> lookup_us;  ///< every semantic lookup (embed + search + guard), sorted
   double longest_insert_us = 0;   ///< the insert that re-embedded most (the embedder's refreshes)
   double seconds = 0;
@@ -118,13 +133,16 @@ class progress_meter {
 };
 
 /// What every replay shares: the stream, its scopes and its exact-tier keys
-/// (normalised once, not once per replay).
+/// (normalised once, not once per replay), and how the semantic tier builds
+/// its HNSW graphs.
 struct replay_input {
   const replay_stream& stream;
+  llmgate::hnsw_parameters graph;
   std::vector<llmgate::cache_scope> scopes;
   std::vector<llmgate::exact_key> keys;
 
-  explicit replay_input(const replay_stream& s) : stream(s) {
+  replay_input(const replay_stream& s, llmgate::hnsw_parameters graph_parameters)
+      : stream(s), graph(graph_parameters) {
     for (const auto& name : s.scopes) scopes.emplace_back(llmgate::cache_scope_fields{.tenant = name});
     const exact_tier keying({.max_entries = 1, .shards = 1});
     keys.reserve(s.requests.size());
@@ -132,24 +150,27 @@ struct replay_input {
   }
 };
 
-/// Replays the stream through a fresh pair of tiers. A share
-/// `feedback_rate` of the semantic hits (drawn by a generator seeded the
-/// same for every replay) have their rightness reported through
-/// feedback(), as users flagging answers would; explores are always
-/// reported, since the fresh answer they fetch shows whether the cached one
-/// was right.
-template <class Threshold, class Guard>
-replay_result replay_once(const replay_input& input, Threshold threshold, Guard guard, double feedback_rate,
+/// Replays the stream through a fresh pair of tiers, with the lexical
+/// guard. A share `feedback_rate` of the semantic hits (drawn by a
+/// generator seeded the same for every replay) have their rightness
+/// reported through feedback(), as users flagging answers would; explores
+/// are always reported, since the fresh answer they fetch shows whether the
+/// cached one was right.
+template <class Threshold>
+replay_result replay_once(const replay_input& input, Threshold threshold, double feedback_rate,
                           progress_meter& progress) {
   using clock = std::chrono::steady_clock;
   const auto started = clock::now();
   const auto& requests = input.stream.requests;
+  std::vector<std::string_view> vetoed;
   exact_tier exact({.max_entries = requests.size() + 1, .max_bytes = std::size_t{1} << 40, .shards = 1});
-  semantic_tier<Threshold, Guard> semantic({.max_entries = requests.size() + 1},
-                                           llmgate::hashing_embedder(),
-                                           std::move(threshold), std::move(guard));
+  semantic_tier<Threshold> semantic({.max_entries = requests.size() + 1, .hnsw = input.graph},
+                                    llmgate::hashing_embedder(), std::move(threshold), noting_guard{&vetoed});
   std::mt19937_64 feedback_draw(7);
   std::unordered_set<std::uint64_t> stored;  // (scope << 32 | answer) of every stored answer
+  // Per scope, the answer stored with each text, for the guard's vetoes
+  // (the texts are the stream's, which outlives the replay).
+  std::vector<std::unordered_map<std::string_view, std::uint32_t>> answer_of(input.scopes.size());
 
   replay_result r;
   r.requests = requests.size();
@@ -169,7 +190,9 @@ replay_result replay_once(const replay_input& input, Threshold threshold, Guard 
     const double lookup_started = thread_cpu_us();
     const auto found = semantic.lookup(input.scopes[q.scope], q.text);
     r.lookup_us.push_back(thread_cpu_us() - lookup_started);
-    r.vetoes += found.vetoes;
+    for (const std::string_view text : vetoed) r.right_vetoes += answer_of[q.scope].at(text) == q.answer;
+    r.vetoes += vetoed.size();
+    vetoed.clear();
     if (found.outcome == llmgate::lookup_outcome::hit) {
       const bool right = *found.answer == q.answer;
       ++r.semantic_hits;
@@ -193,6 +216,7 @@ replay_result replay_once(const replay_input& input, Threshold threshold, Guard 
     semantic.insert(input.scopes[q.scope], q.text, q.answer);
     r.longest_insert_us = std::max(r.longest_insert_us, thread_cpu_us() - insert_started);
     stored.insert(scoped_answer);
+    answer_of[q.scope].emplace(q.text, q.answer);
   }
   progress.advance(requests.size() % progress_step);
 

@@ -57,16 +57,17 @@ inline std::string fraction_or_null(std::optional<double> value) {
 /// The reference's table, one line per configuration.
 inline void print_table(std::ostream& out, std::span<const replay_result> results, double price_per_call) {
   using detail::format;
-  out << "policy    guard    bound  threshold  exact-hit  semantic-hit    hit  precision  sem-prec  recall"
-         "  p50-us  p90-us  p95-us  p99-us  calls-avoided  usd-saved\n";
+  out << "policy    bound  threshold  exact-hit  semantic-hit    hit  precision  sem-prec  recall  vetoes"
+         "  right-vetoes  p50-us  p90-us  p95-us  p99-us  calls-avoided  usd-saved\n";
   for (const auto& r : results) {
     out << format(
-        "%-9s %-8s %5s  %9.3f  %8.1f%%  %11.1f%%  %5.1f%%  %9s  %8s  %6s  %6.1f  %6.1f  %6.1f  %6.1f  %13zu  "
-        "%9.2f\n",
-        r.policy.c_str(), r.guard.c_str(), r.error_bound ? format("%.2f", *r.error_bound).c_str() : "-",
-        r.threshold, 100 * r.share(r.exact_hits), 100 * r.share(r.semantic_hits), 100 * r.share(r.hits()),
+        "%-9s %5s  %9.3f  %8.1f%%  %11.1f%%  %5.1f%%  %9s  %8s  %6s  %6zu  %12zu  %6.1f  %6.1f  %6.1f  %6.1f  "
+        "%13zu  %9.2f\n",
+        r.policy.c_str(), r.error_bound ? format("%.2f", *r.error_bound).c_str() : "-", r.threshold,
+        100 * r.share(r.exact_hits), 100 * r.share(r.semantic_hits), 100 * r.share(r.hits()),
         detail::fraction_or_dash(r.precision()).c_str(), detail::fraction_or_dash(r.semantic_precision()).c_str(),
-        detail::fraction_or_dash(r.recall()).c_str(), r.lookup_percentile_us(0.50), r.lookup_percentile_us(0.90),
+        detail::fraction_or_dash(r.recall()).c_str(), r.vetoes, r.right_vetoes, r.lookup_percentile_us(0.50),
+        r.lookup_percentile_us(0.90),
         r.lookup_percentile_us(0.95), r.lookup_percentile_us(0.99), r.hits(),
         static_cast<double>(r.hits()) * price_per_call);
   }
@@ -77,21 +78,21 @@ inline void print_table(std::ostream& out, std::span<const replay_result> result
 inline bool write_csv(const std::filesystem::path& path, std::span<const replay_result> results,
                       double price_per_call) {
   std::ofstream out(path);
-  out << "policy,guard,error_bound,threshold,requests,exact_hits,semantic_hits,right_hits,right_semantic_hits,"
+  out << "policy,error_bound,threshold,requests,exact_hits,semantic_hits,right_hits,right_semantic_hits,"
          "answerable,exact_hit,semantic_hit,hit,precision,semantic_precision,recall,lookup_p50_us,lookup_p90_us,"
-         "lookup_p95_us,lookup_p99_us,calls_avoided,usd_saved,explores,vetoes,feedback_reports,longest_insert_ms,"
-         "seconds\n";
+         "lookup_p95_us,lookup_p99_us,calls_avoided,usd_saved,explores,vetoes,right_vetoes,feedback_reports,"
+         "longest_insert_ms,seconds\n";
   for (const auto& r : results) {
     const auto optional = [](std::optional<double> v) { return v ? detail::format("%.6g", *v) : std::string(); };
-    out << r.policy << ',' << r.guard << ',' << optional(r.error_bound) << ','
+    out << r.policy << ',' << optional(r.error_bound) << ','
         << detail::format("%.4g,%zu,%zu,%zu,%zu,%zu,%zu,%.6g,%.6g,%.6g,", r.threshold, r.requests, r.exact_hits,
                           r.semantic_hits, r.right_hits, r.right_semantic_hits, r.answerable,
                           r.share(r.exact_hits), r.share(r.semantic_hits), r.share(r.hits()))
         << optional(r.precision()) << ',' << optional(r.semantic_precision()) << ',' << optional(r.recall()) << ','
-        << detail::format("%.2f,%.2f,%.2f,%.2f,%zu,%.4f,%zu,%zu,%zu,%.1f,%.2f\n", r.lookup_percentile_us(0.50),
+        << detail::format("%.2f,%.2f,%.2f,%.2f,%zu,%.4f,%zu,%zu,%zu,%zu,%.1f,%.2f\n", r.lookup_percentile_us(0.50),
                           r.lookup_percentile_us(0.90), r.lookup_percentile_us(0.95), r.lookup_percentile_us(0.99),
                           r.hits(), static_cast<double>(r.hits()) * price_per_call, r.explores, r.vetoes,
-                          r.feedback_reports, r.longest_insert_us / 1000, r.seconds);
+                          r.right_vetoes, r.feedback_reports, r.longest_insert_us / 1000, r.seconds);
   }
   out.close();
   return !out.fail();

@@ -683,6 +683,9 @@ class hnsw_index {
       if (current.distance > worst()) break;
       std::pop_heap(candidates.begin(), candidates.end(), std::greater<>{});
       candidates.pop_back();
+      // The next candidate is likely the next one expanded: its links
+      // arrive while this one's neighbours are scored.
+      if (!candidates.empty()) prefetch(links(candidates.front().slot, level).data());
 
       // Mark the unvisited neighbours first and start fetching their
       // vectors, so that the memory reads overlap instead of queueing

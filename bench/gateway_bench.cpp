@@ -1,9 +1,9 @@
 // gateway benchmark: what the gateway adds to a request, how many cached
 // answers it serves, and whether its memory holds still under a long run.
 // Everything runs in this process on loopback: an upstream that answers
-// instantly (Asio, one thread), the gateway (two threads), and a load
-// generator of the project's own (Asio, one thread, keep-alive
-// connections). The upstream and the load generator share the cores with
+// instantly (Asio, one thread), the gateway (two threads, or
+// --gateway-threads), and a load generator of the project's own (Asio, one
+// thread, keep-alive connections). The upstream and the load generator share the cores with
 // the gateway, so they are kept cheap: requests and answers are bytes made
 // once, and they read messages by Content-Length alone (which is all the
 // gateway and the upstream send) rather than through a full HTTP parser.
@@ -29,7 +29,7 @@
 // Large allocations get mappings of their own (map_large_allocations), as
 // in the gateway program, so that freed memory shows in RSS.
 //
-//   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N] [--only overhead|hits|soak]
+//   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N] [--only overhead|hits|soak] [--gateway-threads N]
 #include <algorithm>  // std::sort, std::max
 #include <atomic>     // std::atomic
 #include <cctype>     // std::tolower
@@ -224,10 +224,10 @@ double rss_mib() {
 }
 
 // caches: "on" (both tiers), "exact" (the exact tier only) or "off".
-llmgate::gateway_config bench_config(unsigned short upstream_port, const std::string& caches) {
+llmgate::gateway_config bench_config(unsigned short upstream_port, const std::string& caches, unsigned threads) {
   llmgate::gateway_config config;
   config.port = 0;
-  config.threads = 2;
+  config.threads = threads;
   config.models = {"bench-model"};
   config.backends = {{.name = "upstream", .base_url = "http://127.0.0.1:" + std::to_string(upstream_port) + "/v1",
                       .retries = 0}};
@@ -245,6 +245,7 @@ llmgate::gateway_config bench_config(unsigned short upstream_port, const std::st
 int main(int argc, char** argv) {
   double rate = 5000, seconds = 3;
   std::size_t soak = 1'000'000;
+  unsigned gateway_threads = 2;
   std::string only;  // one part alone (to profile it); all three by default
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
@@ -252,6 +253,7 @@ int main(int argc, char** argv) {
     else if (option == "--seconds") seconds = std::atof(argv[i + 1]);
     else if (option == "--soak") soak = static_cast<std::size_t>(std::atoll(argv[i + 1]));
     else if (option == "--only") only = argv[i + 1];
+    else if (option == "--gateway-threads") gateway_threads = static_cast<unsigned>(std::atoi(argv[i + 1]));
   }
   llmgate::map_large_allocations();  // as examples/gateway.cpp, the program measured, does
   const auto overhead_requests = static_cast<std::size_t>(rate * seconds);
@@ -272,7 +274,7 @@ int main(int argc, char** argv) {
         drive(upstream.port(), overhead_requests, 64, rate, [](std::size_t i) { return chat(question(i)); });
     row("upstream directly", direct);
     for (const std::string caches : {"on", "exact", "off"}) {
-      llmgate::gateway gateway(bench_config(upstream.port(), caches), nullptr);
+      llmgate::gateway gateway(bench_config(upstream.port(), caches, gateway_threads), nullptr);
       gateway.start();
       progress("gateway bench: the same through the gateway, caches %s", caches.c_str());
       const auto through = drive(gateway.port(), overhead_requests, 64, rate,
@@ -292,7 +294,7 @@ int main(int argc, char** argv) {
 
   // Hits, as fast as 32 connections get them.
   if (runs("hits")) {
-    llmgate::gateway gateway(bench_config(upstream.port(), "on"), nullptr);
+    llmgate::gateway gateway(bench_config(upstream.port(), "on", gateway_threads), nullptr);
     gateway.start();
     drive(gateway.port(), 1, 1, 0, [](std::size_t) { return chat("What is the capital of France?"); });
     for (const auto& [kind, asked] : {std::pair{"exact", "What is the capital of France?"},
@@ -315,7 +317,7 @@ int main(int argc, char** argv) {
   // cache tiers and with the exact tier alone.
   for (const std::string caches : {"on", "exact"}) {
     if (!runs("soak")) break;
-    llmgate::gateway gateway(bench_config(upstream.port(), caches), nullptr);
+    llmgate::gateway gateway(bench_config(upstream.port(), caches, gateway_threads), nullptr);
     gateway.start();
     const auto mixed = [](std::size_t offset) {
       return [offset](std::size_t i) {

@@ -120,8 +120,8 @@ void print_guard_effect(std::span<const replay::replay_result> statics) {
   if (!best)
     best = &*std::ranges::max_element(statics, {}, [](const auto& r) { return r.precision().value_or(0); });
   std::printf(
-      "guard at threshold %.2f: vetoed %zu stored answers the threshold accepted; %zu of them were wrong "
-      "(kept out), %zu right (lost hits)\n",
+      "guard at threshold %.2f: vetoed %zu stored answers the threshold accepted: %zu wrong ones kept out, "
+      "%zu right ones refused\n",
       best->threshold, best->vetoes, best->vetoes - best->right_vetoes, best->right_vetoes);
 }
 

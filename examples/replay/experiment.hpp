@@ -188,7 +188,7 @@ replay_result replay_once(const replay_input& input, Threshold threshold, double
       continue;
     }
     const double lookup_started = thread_cpu_us();
-    const auto found = semantic.lookup(input.scopes[q.scope], q.text);
+    auto found = semantic.lookup(input.scopes[q.scope], q.text);
     r.lookup_us.push_back(thread_cpu_us() - lookup_started);
     for (const std::string_view text : vetoed) r.right_vetoes += answer_of[q.scope].at(text) == q.answer;
     r.vetoes += vetoed.size();
@@ -213,7 +213,7 @@ replay_result replay_once(const replay_input& input, Threshold threshold, double
     // The LLM answers: the dataset's own answer, stored in both tiers.
     exact.insert(input.keys[i], q.answer);
     const double insert_started = thread_cpu_us();
-    semantic.insert(input.scopes[q.scope], q.text, q.answer);
+    semantic.insert(std::move(found), input.scopes[q.scope], q.text, q.answer);
     r.longest_insert_us = std::max(r.longest_insert_us, thread_cpu_us() - insert_started);
     stored.insert(scoped_answer);
     answer_of[q.scope].emplace(q.text, q.answer);

@@ -3,8 +3,11 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -129,6 +132,75 @@ BOOST_AUTO_TEST_CASE(with_refresh_left_to_the_caller_inserts_keep_the_weights_un
     BOOST_TEST_REQUIRE((found.outcome == lookup_outcome::hit));
     BOOST_TEST(*found.answer == std::to_string(i));
   }
+}
+
+BOOST_AUTO_TEST_CASE(inserting_what_a_lookup_missed_embeds_the_request_once) {
+  // The hashing embedder's vectors, with every embed() counted.
+  struct counting_embedder {
+    std::shared_ptr<std::atomic<int>> calls = std::make_shared<std::atomic<int>>(0);
+    hashing_embedder inner;
+    std::size_t dimension() const { return inner.dimension(); }
+    std::error_code embed(std::string_view text, std::span<float> out) const {
+      ++*calls;
+      return inner.embed(text, out);
+    }
+  };
+  counting_embedder embedder;
+  const auto calls = embedder.calls;
+  basic_semantic_cache<std::string, counting_embedder, hnsw_index<cosine_metric>> cache(
+      {}, std::move(embedder), static_threshold{0.9f});
+  const cache_scope scope, other_scope(cache_scope_fields{.tenant = "other"});
+  cache.insert(scope, "How do I cancel my subscription?", "Settings, then Billing.");
+  cache.insert(other_scope, "How do I cancel my subscription?", "Ask your administrator.");
+  BOOST_TEST(*calls == 2);
+
+  auto missed = cache.lookup(scope, "Where can I download my invoices?");
+  BOOST_TEST_REQUIRE((missed.outcome == lookup_outcome::miss));
+  BOOST_TEST(*calls == 3);
+  cache.insert(std::move(missed), scope, "Where can I download my invoices?", "Billing, then Invoices.");
+  BOOST_TEST(*calls == 3);  // the lookup's vector was stored
+  const auto again = cache.lookup(scope, "Where can I download my invoices?");
+  BOOST_TEST_REQUIRE((again.outcome == lookup_outcome::hit));
+  BOOST_TEST(*again.answer == "Billing, then Invoices.");
+  BOOST_TEST(again.similarity > 0.999f);
+
+  // Another text than the one looked up is embedded anew.
+  auto other_text = cache.lookup(scope, "Is there a student discount?");
+  BOOST_TEST_REQUIRE((other_text.outcome == lookup_outcome::miss));
+  const int before = *calls;
+  cache.insert(std::move(other_text), scope, "Which payment methods do you accept?", "Cards and PayPal.");
+  BOOST_TEST(*calls == before + 1);
+  const auto payment = cache.lookup(scope, "Which payment methods do you accept?");
+  BOOST_TEST_REQUIRE((payment.outcome == lookup_outcome::hit));
+  BOOST_TEST(*payment.answer == "Cards and PayPal.");
+  BOOST_TEST(payment.similarity > 0.999f);
+  BOOST_TEST((cache.lookup(scope, "Is there a student discount?").outcome == lookup_outcome::miss));
+
+}
+
+BOOST_AUTO_TEST_CASE(a_lookup_vector_from_weights_since_replaced_is_not_stored) {
+  hashing_embedder::options_type learning;
+  learning.first_refresh = 16;
+  test_cache<> cache({.refresh_in_insert = false}, hashing_embedder(learning), static_threshold{0.99f});
+  const cache_scope scope;
+  for (int i = 0; i < 20; ++i)
+    cache.insert(scope, "stored question " + std::to_string(i) + " about invoices and refunds", std::to_string(i));
+  const std::string text = "when are refunds paid to the card used for the invoices";
+  std::vector<float> old_weights(cache.embedder().dimension()), new_weights(old_weights.size());
+  BOOST_TEST_REQUIRE(!cache.embedder().embed(text, old_weights));
+
+  auto missed = cache.lookup(scope, text);
+  BOOST_TEST_REQUIRE((missed.outcome == lookup_outcome::miss));
+  BOOST_TEST_REQUIRE(cache.refresh());  // new weights between the lookup and the insert
+  BOOST_TEST_REQUIRE(!cache.embedder().embed(text, new_weights));
+  // The new weights move this text's vector: storing the old one would show.
+  BOOST_TEST_REQUIRE(std::inner_product(old_weights.begin(), old_weights.end(), new_weights.begin(), 0.0f) < 0.99f);
+
+  cache.insert(std::move(missed), scope, text, "within five days");
+  const auto found = cache.lookup(scope, text);
+  BOOST_TEST_REQUIRE((found.outcome == lookup_outcome::hit));
+  BOOST_TEST(*found.answer == "within five days");
+  BOOST_TEST(found.similarity > 0.999f);
 }
 
 BOOST_AUTO_TEST_CASE(the_guard_vetoes_a_hit_with_other_numbers_and_counts_it) {

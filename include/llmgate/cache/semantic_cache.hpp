@@ -46,6 +46,7 @@
 #include "llmgate/cache/threshold.hpp"
 #include "llmgate/cache/value_traits.hpp"
 #include "llmgate/detail/fair_shared_mutex.hpp"
+#include "llmgate/detail/xxhash.hpp"  // XXH3_64bits (Debian libxxhash-dev)
 #include "llmgate/embed/embedder.hpp"
 #include "llmgate/embed/hashing_embedder.hpp"
 #include "llmgate/index/hnsw_index.hpp"
@@ -71,6 +72,14 @@ enum class lookup_outcome {
   explore,  ///< answer fresh, compare with `answer`, report through feedback()
 };
 
+/// A request's vector as its lookup made it, kept for the insert that may
+/// follow a miss (see basic_semantic_cache::insert).
+struct looked_up_vector {
+  std::vector<float> values;     ///< empty when the lookup embedded nothing, and after a hit
+  std::uint64_t text_hash = 0;   ///< of the key text embedded
+  std::uint64_t generation = 0;  ///< of a learning embedder's weights, else 0
+};
+
 template <class Value>
 struct semantic_lookup {
   lookup_outcome outcome = lookup_outcome::miss;
@@ -80,6 +89,7 @@ struct semantic_lookup {
   std::uint64_t entry_serial = 0;  ///< tells a reused handle from the entry that was looked up
   hash128 scope{};                 ///< the partition searched (scope joined with context)
   std::uint32_t vetoes = 0;        ///< neighbours the guard vetoed on the way
+  looked_up_vector request;        ///< the request's vector, on a miss or an explore
 };
 
 /// The index a semantic cache uses unless given another: HNSW over cosine
@@ -168,6 +178,23 @@ class basic_semantic_cache {
                       answer_cost cost = {}) {
     const cache_key key = key_.key(scope, messages);
     return insert_key(key.scope, key.text, std::move(answer), cost);
+  }
+
+  /// As the insert above, for the request that `missed` looked up and did
+  /// not serve (a miss or an explore): stores the vector that lookup made
+  /// instead of embedding the request a second time. One embedding per
+  /// miss rather than two, which for an embedder behind an HTTP API is a
+  /// call saved. The request is embedded anew when its text is not the one
+  /// looked up, or the embedder's weights changed in between.
+  entry_handle insert(lookup_result&& missed, const cache_scope& scope, std::string_view text, Value answer,
+                      answer_cost cost = {}) {
+    return insert_key(scope.hash(), text, std::move(answer), cost, &missed);
+  }
+
+  entry_handle insert(lookup_result&& missed, const cache_scope& scope, std::span<const chat_message> messages,
+                      Value answer, answer_cost cost = {}) {
+    const cache_key key = key_.key(scope, messages);
+    return insert_key(key.scope, key.text, std::move(answer), cost, &missed);
   }
 
   /// Embeds every stored request again under the embedder's next weights
@@ -331,6 +358,7 @@ class basic_semantic_cache {
       std::shared_lock lock(mutex_);
       const auto index = indexes_.find(scope);
       if (index != indexes_.end() && !embedder_.embed(text, vector)) {
+        const std::uint64_t generation = weights_generation();
         for (const search_hit& hit : index->second->search(vector, options_.neighbours)) {
           const auto handle = static_cast<entry_handle>(hit.id);
           const entry& e = entries_[handle];
@@ -349,6 +377,7 @@ class basic_semantic_cache {
           result.entry_serial = e.serial;
           break;
         }
+        if (result.outcome != lookup_outcome::hit) result.request = {std::move(vector), hash_of(text), generation};
       }
       count(result, result.outcome == lookup_outcome::hit ? &entries_[result.entry].cost : nullptr);
     }
@@ -378,7 +407,8 @@ class basic_semantic_cache {
     }
   }
 
-  entry_handle insert_key(const hash128& scope, std::string_view text, Value answer, answer_cost cost) {
+  entry_handle insert_key(const hash128& scope, std::string_view text, Value answer, answer_cost cost,
+                          lookup_result* missed = nullptr) {
     if constexpr (LearningEmbedder<EmbedderT>) {
       std::optional<typename EmbedderT::weights_type> next;
       entry_handle handle;
@@ -386,26 +416,29 @@ class basic_semantic_cache {
         std::unique_lock lock(mutex_);
         embedder_.observe(text);
         if (options_.refresh_in_insert) next = claim_refresh();
-        handle = store(scope, text, std::move(answer), cost);
+        handle = store(scope, text, std::move(answer), cost, missed);
       }
       if (next) reembed_under(std::move(*next));
       return handle;
     } else {
       std::unique_lock lock(mutex_);
-      return store(scope, text, std::move(answer), cost);
+      return store(scope, text, std::move(answer), cost, missed);
     }
   }
 
   // Under the exclusive lock: the embedder's next weights when they are due
-  // and no re-embedding runs, which the caller then owns.
-  auto claim_refresh() -> std::optional<typename EmbedderT::weights_type> {
+  // and no re-embedding runs, which the caller then owns. (A template, so
+  // that a cache whose embedder does not learn never names weights_type.)
+  template <LearningEmbedder E = EmbedderT>
+  std::optional<typename E::weights_type> claim_refresh() {
     if (reembedding_ || !embedder_.refresh_due()) return std::nullopt;
     reembedding_ = true;
     return embedder_.next_weights();
   }
 
   // Under the exclusive lock: makes room, stores the entry, indexes it.
-  entry_handle store(const hash128& scope, std::string_view text, Value answer, answer_cost cost) {
+  entry_handle store(const hash128& scope, std::string_view text, Value answer, answer_cost cost,
+                     lookup_result* missed) {
     while (live_entries_ >= options_.max_entries && evict_one()) {}
     entry_handle handle;
     if (free_handles_.empty()) {
@@ -418,8 +451,8 @@ class basic_semantic_cache {
     entry& e = entries_[handle];
     e = entry{scope, std::string(text), std::move(answer), cost, -1.0f, ++serials_, 0, true};
     ++live_entries_;
-    std::vector<float> vector(embedder_.dimension());
-    if (!embedder_.embed(e.text, vector)) add_vector(indexes_, scope, handle, vector);
+    if (const std::vector<float> vector = vector_of(e.text, missed); !vector.empty())
+      add_vector(indexes_, scope, handle, vector);
     {
       std::lock_guard counters(counters_mutex_);
       ++statistics_.insertions;
@@ -427,6 +460,29 @@ class basic_semantic_cache {
     }
     return handle;
   }
+
+  // Under a lock: the vector of a request being stored. The one its lookup
+  // made when that was of the same text under the weights still published
+  // (a vector depends on nothing else), else embedded now; empty when the
+  // text cannot be embedded.
+  std::vector<float> vector_of(std::string_view text, lookup_result* missed) const {
+    if (missed && missed->request.values.size() == embedder_.dimension() &&
+        missed->request.generation == weights_generation() && missed->request.text_hash == hash_of(text))
+      return std::move(missed->request.values);
+    std::vector<float> vector(embedder_.dimension());
+    if (embedder_.embed(text, vector)) vector.clear();
+    return vector;
+  }
+
+  // Under a lock: the generation of the weights embed() uses now.
+  std::uint64_t weights_generation() const {
+    if constexpr (LearningEmbedder<EmbedderT>)
+      return embedder_.generation();
+    else
+      return 0;
+  }
+
+  static std::uint64_t hash_of(std::string_view text) noexcept { return XXH3_64bits(text.data(), text.size()); }
 
   // Adds a vector to its scope's index, made on first use. An entry whose
   // text cannot be embedded is stored but never found.

@@ -6,7 +6,8 @@
 // KeyPolicy (the last user turn by default).
 #pragma once
 
-#include <memory>  // std::make_shared
+#include <memory>   // std::make_shared
+#include <utility>  // std::move
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
 
@@ -39,7 +40,8 @@ class semantic_cache_stage {
     // A miss, or an explore (the policy wants a fresh answer to learn from): ask on.
     chat_response response = co_await next(request, context);
     if (context.cache == cache_outcome::miss && is_cacheable(response))
-      cache_->insert(scope, conversation, std::make_shared<const chat_response>(response),
+      cache_->insert(std::move(found), scope, conversation,  // the lookup's vector, not a second embedding
+                     std::make_shared<const chat_response>(response),
                      answer_cost{.prompt_tokens = response.usage.prompt_tokens,
                                  .completion_tokens = response.usage.completion_tokens,
                                  .usd = response.cost_usd});

@@ -561,16 +561,15 @@ class gateway {
 
   // The usage object the client receives: the answer's, with what it cost
   // and, for a cached answer, what it saved.
-  static boost::json::object usage_json(const chat_response& response, const request_context& context,
-                                        boost::json::storage_ptr storage = {}) {
-    boost::json::object usage = to_json(response.usage, storage);
+  static boost::json::object usage_json(const chat_response& response, const request_context& context) {
+    boost::json::object usage = to_json(response.usage);
     usage["cost_usd"] = response.cost_usd;
     if (context.cache != cache_outcome::miss) usage["saved_usd"] = context.saved_usd;
     return usage;
   }
 
   // The chat.completion body of an answer, under the gateway's id and time,
-  // with the usage object of usage_json.
+  // with the same usage object as usage_json.
   static std::string completion_body(const chat_response& response, const request_context& context,
                                      const std::string& id, std::int64_t created) {
     std::string body;

@@ -149,6 +149,7 @@ class http_client {
   /// What an exchange was doing when it failed: for the error message and
   /// to tell a stale pooled connection from a failed request.
   static constexpr std::string_view sending = "sending the request";
+  static constexpr std::string_view awaiting = "waiting for the response";
 
   net::awaitable<http_response> exchange(const base_url& url, http_request request,
                                          const body_handler* on_body) {
@@ -173,11 +174,12 @@ class http_client {
         const auto code = failure.code();
         if (code == net::error::operation_aborted) throw;  // cancelled by the caller
         // end_of_stream: closed before the first byte of a response; a reset
-        // or broken pipe while sending: the server had closed its end.
+        // or broken pipe while sending, or a reset while waiting for the
+        // response (the request reached a socket the server had closed, whose
+        // kernel answered with a reset): the server had closed its end.
+        const bool reset = code == net::error::connection_reset || code == net::error::broken_pipe;
         const bool stale = was_reused && first_try &&
-                           (code == http::error::end_of_stream ||
-                            (phase == sending && (code == net::error::connection_reset ||
-                                                        code == net::error::broken_pipe)));
+                           (code == http::error::end_of_stream || (reset && (phase == sending || phase == awaiting)));
         if (!stale) throw error(classify(code), describe(request, url, phase, code));
       }
     }
@@ -193,7 +195,7 @@ class http_client {
     tcp.expires_after(options_.first_byte_timeout);
     co_await http::async_write(stream, request, net::use_awaitable);
 
-    phase = "waiting for the response";
+    phase = awaiting;
     http::response_parser<http::empty_body> head;
     head.header_limit(64 * 1024);
     head.body_limit(std::numeric_limits<std::uint64_t>::max());

@@ -15,9 +15,15 @@
 //                     p50/p99 are the differences of the two distributions.
 //                     Three gateways: both cache tiers (a miss is looked up
 //                     and stored in both: an embedding and an HNSW insert),
-//                     the exact tier only, and no cache (a pure relay).
-//                     Latency counts from when a request was due, so a
-//                     stall delays the requests behind it too.
+//                     the exact tier only, and no cache (a pure relay); and,
+//                     as the floor any proxy pays on this machine, a relay
+//                     that passes bytes on unread (byte_relay). Latency
+//                     counts from when a request was due, so a stall delays
+//                     the requests behind it too. The processor time this
+//                     process spends per request (load generator and
+//                     upstream included, so the direct run's is their share)
+//                     is printed too: unlike latency it hardly depends on
+//                     how long a sleeping thread takes to wake.
 //   gateway_hits      closed loop, 32 connections: exact hits (the same
 //                     request) and semantic hits (a rephrasing of a stored
 //                     one); requests per second and p99.
@@ -29,7 +35,8 @@
 // Large allocations get mappings of their own (map_large_allocations), as
 // in the gateway program, so that freed memory shows in RSS.
 //
-//   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N] [--only overhead|hits|soak] [--gateway-threads N]
+//   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N] [--only overhead|hits|soak]
+//                         [--gateway-threads N] [--caches on|exact|off]
 #include <algorithm>  // std::sort, std::max
 #include <atomic>     // std::atomic
 #include <cctype>     // std::tolower
@@ -43,6 +50,8 @@
 #include <string_view>  // std::string_view
 #include <thread>     // std::thread
 #include <vector>     // std::vector
+
+#include <sys/resource.h>  // getrusage
 
 #include <boost/asio.hpp>
 
@@ -70,11 +79,10 @@ net::awaitable<void> read_more(tcp::socket& socket, read_buffer& buffer) {
   buffer.in.append(buffer.chunk.data(), n);
 }
 
-// Reads one HTTP/1.1 message with a Content-Length body (or none) from
-// `socket`, `buffer.in` holding what was read before, and removes it from
-// there. Returns the number after the first space of the start line: a
-// response's status. Throws on a closed connection.
-net::awaitable<unsigned> read_message(tcp::socket& socket, read_buffer& buffer) {
+// Reads until `buffer.in` (what was read before, then more from `socket`)
+// starts with a whole HTTP/1.1 message with a Content-Length body (or
+// none); returns that message's length. Throws on a closed connection.
+net::awaitable<std::size_t> whole_message(tcp::socket& socket, read_buffer& buffer) {
   std::string& in = buffer.in;
   std::size_t head;
   while ((head = in.find("\r\n\r\n")) == std::string::npos) co_await read_more(socket, buffer);
@@ -89,24 +97,25 @@ net::awaitable<unsigned> read_message(tcp::socket& socket, read_buffer& buffer) 
   }
   const std::size_t total = head + 4 + length;
   while (in.size() < total) co_await read_more(socket, buffer);
-  const unsigned status = static_cast<unsigned>(std::atoi(in.c_str() + in.find(' ') + 1));
-  in.erase(0, total);
+  co_return total;
+}
+
+// Reads one message (whole_message) and removes it from `buffer.in`.
+// Returns the number after the first space of its start line: a response's
+// status.
+net::awaitable<unsigned> read_message(tcp::socket& socket, read_buffer& buffer) {
+  const std::size_t total = co_await whole_message(socket, buffer);
+  const unsigned status = static_cast<unsigned>(std::atoi(buffer.in.c_str() + buffer.in.find(' ') + 1));
+  buffer.in.erase(0, total);
   co_return status;
 }
 
-// A model server that answers every request at once with the same answer.
-class instant_upstream {
+// Listens on a loopback port of its own and serves each connection with
+// `serve`, on one thread of its own.
+class loopback_server {
  public:
-  instant_upstream() {
-    llmgate::chat_response answer;
-    answer.id = "chatcmpl-bench";
-    answer.model = "bench-model";
-    answer.content = "An instant answer.";
-    answer.finish_reason = "stop";
-    answer.usage = {12, 4, 0, 0};
-    const std::string body = boost::json::serialize(llmgate::to_json(answer));
-    answer_ = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-              std::to_string(body.size()) + "\r\n\r\n" + body;
+  using handler = std::function<net::awaitable<void>(tcp::socket)>;
+  explicit loopback_server(handler serve) : serve_(std::move(serve)) {
     acceptor_.open(tcp::v4());
     acceptor_.set_option(tcp::acceptor::reuse_address(true));
     acceptor_.bind({net::ip::make_address("127.0.0.1"), 0});
@@ -114,7 +123,7 @@ class instant_upstream {
     net::co_spawn(io_, accept(), net::detached);
     thread_ = std::thread([this] { io_.run(); });
   }
-  ~instant_upstream() {
+  ~loopback_server() {
     io_.stop();
     thread_.join();
   }
@@ -125,8 +134,33 @@ class instant_upstream {
     for (;;) {
       auto socket = co_await acceptor_.async_accept(net::use_awaitable);
       socket.set_option(tcp::no_delay(true));
-      net::co_spawn(io_, serve(std::move(socket)), net::detached);
+      net::co_spawn(io_, serve_(std::move(socket)), net::detached);
     }
+  }
+
+  handler serve_;
+  net::io_context io_;
+  tcp::acceptor acceptor_{io_};
+  std::thread thread_;
+};
+
+// A model server that answers every request at once with the same answer.
+class instant_upstream {
+ public:
+  instant_upstream() : answer_(answer()), server_([this](tcp::socket socket) { return serve(std::move(socket)); }) {}
+  unsigned short port() const { return server_.port(); }
+
+ private:
+  static std::string answer() {
+    llmgate::chat_response answer;
+    answer.id = "chatcmpl-bench";
+    answer.model = "bench-model";
+    answer.content = "An instant answer.";
+    answer.finish_reason = "stop";
+    answer.usage = {12, 4, 0, 0};
+    const std::string body = boost::json::serialize(llmgate::to_json(answer));
+    return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+           "\r\n\r\n" + body;
   }
   // Keep-alive always: the gateway's client and the load generator keep their connections.
   net::awaitable<void> serve(tcp::socket socket) {
@@ -141,16 +175,61 @@ class instant_upstream {
     }
   }
 
-  std::string answer_;  // the whole HTTP response
-  net::io_context io_;
-  tcp::acceptor acceptor_{io_};
-  std::thread thread_;
+  const std::string answer_;  // the whole HTTP response
+  loopback_server server_;
 };
+
+// The least any proxy adds: each client connection gets a connection of its
+// own to the upstream, and every message is passed on as bytes, unread.
+// What the gateway adds beyond this relay is its own work; what this relay
+// adds over the direct path is the two more loopback hops and the threads
+// woken for them, which on a virtual machine are most of the difference.
+class byte_relay {
+ public:
+  explicit byte_relay(unsigned short upstream_port)
+      : upstream_port_(upstream_port), server_([this](tcp::socket socket) { return serve(std::move(socket)); }) {}
+  unsigned short port() const { return server_.port(); }
+
+ private:
+  net::awaitable<void> serve(tcp::socket client) {
+    tcp::socket upstream(client.get_executor());
+    read_buffer from_client, from_upstream;
+    try {
+      co_await upstream.async_connect({net::ip::make_address("127.0.0.1"), upstream_port_}, net::use_awaitable);
+      upstream.set_option(tcp::no_delay(true));
+      for (;;) {
+        co_await pass_one(client, from_client, upstream);
+        co_await pass_one(upstream, from_upstream, client);
+      }
+    } catch (const boost::system::system_error&) {
+      // the client closed the connection
+    }
+  }
+  static net::awaitable<void> pass_one(tcp::socket& from, read_buffer& buffer, tcp::socket& to) {
+    const std::size_t length = co_await whole_message(from, buffer);
+    co_await net::async_write(to, net::buffer(buffer.in.data(), length), net::use_awaitable);
+    buffer.in.erase(0, length);
+  }
+
+  unsigned short upstream_port_;
+  loopback_server server_;
+};
+
+// Processor seconds this process (every thread of it) has used.
+double process_cpu_seconds() {
+  rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 struct load_result {
   std::vector<double> latency_us;  // sorted
   std::size_t errors = 0;
   double seconds = 0;
+  double cpu_seconds = 0;  // of the whole process while the load ran
+
+  double cpu_us_per_request() const { return 1e6 * cpu_seconds / static_cast<double>(latency_us.size()); }
 
   double percentile(double q) const {
     if (latency_us.empty()) return 0;
@@ -199,9 +278,11 @@ load_result drive(unsigned short port, std::size_t requests, std::size_t connect
   };
   for (std::size_t c = 0; c < connections; ++c) net::co_spawn(io, connection(), net::detached);
   const auto began = std::chrono::steady_clock::now();
+  const double cpu_before = process_cpu_seconds();
   io.run();
   load_result result;
   result.seconds = seconds_since(began);
+  result.cpu_seconds = process_cpu_seconds() - cpu_before;
   result.errors = errors + (requests - answered);  // a dropped connection loses its requests
   result.latency_us = std::move(latency);
   std::sort(result.latency_us.begin(), result.latency_us.end());
@@ -247,6 +328,7 @@ int main(int argc, char** argv) {
   std::size_t soak = 1'000'000;
   unsigned gateway_threads = 2;
   std::string only;  // one part alone (to profile it); all three by default
+  std::string only_caches;  // one gateway of the overhead part alone
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];
     if (option == "--rate") rate = std::atof(argv[i + 1]);
@@ -254,31 +336,42 @@ int main(int argc, char** argv) {
     else if (option == "--soak") soak = static_cast<std::size_t>(std::atoll(argv[i + 1]));
     else if (option == "--only") only = argv[i + 1];
     else if (option == "--gateway-threads") gateway_threads = static_cast<unsigned>(std::atoi(argv[i + 1]));
+    else if (option == "--caches") only_caches = argv[i + 1];
   }
   llmgate::map_large_allocations();  // as examples/gateway.cpp, the program measured, does
   const auto overhead_requests = static_cast<std::size_t>(rate * seconds);
   instant_upstream upstream;
-  table results({"run", "requests", "rps", "p50_us", "p99_us", "errors"});
+  table results({"run", "requests", "rps", "p50_us", "p99_us", "cpu_us_per_request", "errors"});
   std::vector<json_line> lines;
   const auto row = [&](const std::string& name, const load_result& r) {
     results.add_row({name, std::to_string(r.latency_us.size()), number(r.rps()), number(r.percentile(0.5)),
-                     number(r.percentile(0.99)), std::to_string(r.errors)});
+                     number(r.percentile(0.99)), number(r.cpu_us_per_request()), std::to_string(r.errors)});
   };
 
   const auto runs = [&](const char* part) { return only.empty() || only == part; };
 
-  // Overhead on misses: the upstream alone, then through the gateway with and without caches.
+  // Overhead on misses: the upstream alone, through a bare relay, then
+  // through the gateway with and without caches.
   if (runs("overhead")) {
+    const auto load = [&](unsigned short port, std::size_t first_question) {
+      return drive(port, overhead_requests, 64, rate,
+                   [first_question](std::size_t i) { return chat(question(first_question + i)); });
+    };
     progress("gateway bench: %zu requests at %.0f/s straight to the upstream", overhead_requests, rate);
-    const auto direct =
-        drive(upstream.port(), overhead_requests, 64, rate, [](std::size_t i) { return chat(question(i)); });
+    const auto direct = load(upstream.port(), 0);
     row("upstream directly", direct);
+    progress("gateway bench: the same through a relay of bytes");
+    const auto relayed = [&] {
+      byte_relay relay(upstream.port());
+      return load(relay.port(), 0);
+    }();
+    row("relay of bytes (the floor)", relayed);
     for (const std::string caches : {"on", "exact", "off"}) {
+      if (!only_caches.empty() && caches != only_caches) continue;
       llmgate::gateway gateway(bench_config(upstream.port(), caches, gateway_threads), nullptr);
       gateway.start();
       progress("gateway bench: the same through the gateway, caches %s", caches.c_str());
-      const auto through = drive(gateway.port(), overhead_requests, 64, rate,
-                                 [](std::size_t i) { return chat(question(1'000'000 + i)); });
+      const auto through = load(gateway.port(), 1'000'000);
       row("gateway, misses, caches " + caches, through);
       lines.push_back(json_line()
                           .add("bench", "gateway_overhead")
@@ -288,7 +381,12 @@ int main(int argc, char** argv) {
                           .add("added_p99_us", through.percentile(0.99) - direct.percentile(0.99))
                           .add("direct_p50_us", direct.percentile(0.5))
                           .add("direct_p99_us", direct.percentile(0.99))
-                          .add("errors", through.errors + direct.errors));
+                          .add("relay_added_p50_us", relayed.percentile(0.5) - direct.percentile(0.5))
+                          .add("relay_added_p99_us", relayed.percentile(0.99) - direct.percentile(0.99))
+                          .add("cpu_us_per_request", through.cpu_us_per_request())
+                          .add("relay_cpu_us_per_request", relayed.cpu_us_per_request())
+                          .add("direct_cpu_us_per_request", direct.cpu_us_per_request())
+                          .add("errors", through.errors + relayed.errors + direct.errors));
     }
   }
 

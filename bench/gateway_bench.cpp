@@ -11,15 +11,16 @@
 //   gateway_overhead  open loop at a fixed rate (5000 requests/s), every
 //                     request a different question, so every one is a cache
 //                     miss relayed upstream; the same load is sent to the
-//                     upstream directly in the same run, and the added
-//                     p50/p99 are the differences of the two distributions.
-//                     Three gateways: both cache tiers (a miss is looked up
-//                     and stored in both: an embedding and an HNSW insert),
-//                     the exact tier only, and no cache (a pure relay); and,
-//                     as the floor any proxy pays on this machine, a relay
-//                     that passes bytes on unread (byte_relay). Latency
-//                     counts from when a request was due, so a stall delays
-//                     the requests behind it too. The processor time this
+//                     upstream directly, taking turns of half a second with
+//                     the gateways, and the added p50/p99 are the
+//                     differences of the distributions. Three gateways:
+//                     both cache tiers (a miss is looked up and stored in
+//                     both: an embedding and an HNSW insert), the exact
+//                     tier only, and no cache (a pure relay); and, as the
+//                     floor any proxy pays on this machine, a relay that
+//                     passes bytes on unread (byte_relay). Latency counts
+//                     from when a request was due, so a stall delays the
+//                     requests behind it too. The processor time this
 //                     process spends per request (load generator and
 //                     upstream included, so the direct run's is their share)
 //                     is printed too: unlike latency it hardly depends on
@@ -37,7 +38,7 @@
 //
 //   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N] [--only overhead|hits|soak]
 //                         [--gateway-threads N] [--caches on|exact|off]
-#include <algorithm>  // std::sort, std::max
+#include <algorithm>  // std::sort, std::max, std::inplace_merge
 #include <atomic>     // std::atomic
 #include <cctype>     // std::tolower
 #include <chrono>     // std::chrono
@@ -46,6 +47,7 @@
 #include <fstream>    // std::ifstream
 #include <functional> // std::function
 #include <iostream>   // std::cout
+#include <memory>     // std::unique_ptr
 #include <string>     // std::string
 #include <string_view>  // std::string_view
 #include <thread>     // std::thread
@@ -231,6 +233,16 @@ struct load_result {
 
   double cpu_us_per_request() const { return 1e6 * cpu_seconds / static_cast<double>(latency_us.size()); }
 
+  // Adds the requests of another run of the same load.
+  void add(const load_result& other) {
+    const auto middle = static_cast<std::ptrdiff_t>(latency_us.size());
+    latency_us.insert(latency_us.end(), other.latency_us.begin(), other.latency_us.end());
+    std::inplace_merge(latency_us.begin(), latency_us.begin() + middle, latency_us.end());
+    errors += other.errors;
+    seconds += other.seconds;
+    cpu_seconds += other.cpu_seconds;
+  }
+
   double percentile(double q) const {
     if (latency_us.empty()) return 0;
     return latency_us[std::min(latency_us.size() - 1, static_cast<std::size_t>(q * latency_us.size()))];
@@ -281,7 +293,7 @@ load_result drive(unsigned short port, std::size_t requests, std::size_t connect
   const double cpu_before = process_cpu_seconds();
   io.run();
   load_result result;
-  result.seconds = seconds_since(began);
+  result.seconds = seconds_since(rate > 0 ? start : began);  // an open loop's first request is due at start
   result.cpu_seconds = process_cpu_seconds() - cpu_before;
   result.errors = errors + (requests - answered);  // a dropped connection loses its requests
   result.latency_us = std::move(latency);
@@ -339,7 +351,7 @@ int main(int argc, char** argv) {
     else if (option == "--caches") only_caches = argv[i + 1];
   }
   llmgate::map_large_allocations();  // as examples/gateway.cpp, the program measured, does
-  const auto overhead_requests = static_cast<std::size_t>(rate * seconds);
+  const auto overhead_requests = static_cast<std::size_t>(rate * seconds);  // on each path
   instant_upstream upstream;
   table results({"run", "requests", "rps", "p50_us", "p99_us", "cpu_us_per_request", "errors"});
   std::vector<json_line> lines;
@@ -350,33 +362,52 @@ int main(int argc, char** argv) {
 
   const auto runs = [&](const char* part) { return only.empty() || only == part; };
 
-  // Overhead on misses: the upstream alone, through a bare relay, then
-  // through the gateway with and without caches.
+  // Overhead on misses: the upstream alone, a bare relay, and the gateway
+  // with and without caches, each in turn for half a second at a time, so
+  // that the machine's slow spells fall on all of them alike. The first
+  // turn warms each up (connections, caches' first inserts) and is not
+  // counted.
   if (runs("overhead")) {
-    const auto load = [&](unsigned short port, std::size_t first_question) {
-      return drive(port, overhead_requests, 64, rate,
-                   [first_question](std::size_t i) { return chat(question(first_question + i)); });
+    struct load_path {
+      std::string name;
+      unsigned short port;
+      std::size_t first_question;  // the gateways' must all be new: misses
+      load_result measured;
     };
-    progress("gateway bench: %zu requests at %.0f/s straight to the upstream", overhead_requests, rate);
-    const auto direct = load(upstream.port(), 0);
-    row("upstream directly", direct);
-    progress("gateway bench: the same through a relay of bytes");
-    const auto relayed = [&] {
-      byte_relay relay(upstream.port());
-      return load(relay.port(), 0);
-    }();
-    row("relay of bytes (the floor)", relayed);
+    byte_relay relay(upstream.port());
+    std::vector<load_path> paths = {{"upstream directly", upstream.port(), 0, {}},
+                                    {"relay of bytes (the floor)", relay.port(), 0, {}}};
+    std::vector<std::string> gateway_caches;
+    std::vector<std::unique_ptr<llmgate::gateway>> gateways;
     for (const std::string caches : {"on", "exact", "off"}) {
       if (!only_caches.empty() && caches != only_caches) continue;
-      llmgate::gateway gateway(bench_config(upstream.port(), caches, gateway_threads), nullptr);
-      gateway.start();
-      progress("gateway bench: the same through the gateway, caches %s", caches.c_str());
-      const auto through = load(gateway.port(), 1'000'000);
-      row("gateway, misses, caches " + caches, through);
+      gateways.push_back(
+          std::make_unique<llmgate::gateway>(bench_config(upstream.port(), caches, gateway_threads), nullptr));
+      gateways.back()->start();
+      gateway_caches.push_back(caches);
+      paths.push_back({"gateway, misses, caches " + caches, gateways.back()->port(), 1'000'000 * paths.size(), {}});
+    }
+    const std::size_t slice = std::max<std::size_t>(1, static_cast<std::size_t>(rate / 2));
+    const std::size_t slices = std::max<std::size_t>(1, overhead_requests / slice);
+    progress("gateway bench: %zu requests at %.0f/s on each of %zu paths, in turns of %zu", slices * slice, rate,
+             paths.size(), slice);
+    for (std::size_t turn = 0; turn <= slices; ++turn) {
+      for (load_path& path : paths) {
+        const std::size_t first = path.first_question + turn * slice;
+        const auto load =
+            drive(path.port, slice, 64, rate, [first](std::size_t i) { return chat(question(first + i)); });
+        if (turn > 0) path.measured.add(load);
+      }
+    }
+    for (const load_path& path : paths) row(path.name, path.measured);
+    const load_result& direct = paths[0].measured;
+    const load_result& relayed = paths[1].measured;
+    for (std::size_t g = 0; g < gateway_caches.size(); ++g) {
+      const load_result& through = paths[2 + g].measured;
       lines.push_back(json_line()
                           .add("bench", "gateway_overhead")
                           .add("rps", rate)
-                          .add("caches", caches)
+                          .add("caches", gateway_caches[g])
                           .add("added_p50_us", through.percentile(0.5) - direct.percentile(0.5))
                           .add("added_p99_us", through.percentile(0.99) - direct.percentile(0.99))
                           .add("direct_p50_us", direct.percentile(0.5))

@@ -689,7 +689,14 @@ class hnsw_index {
 
       // Mark the unvisited neighbours first and start fetching their
       // vectors, so that the memory reads overlap instead of queueing
-      // behind one distance computation after another.
+      // behind one distance computation after another: the first line of
+      // each at once, the rest of a row a few rows before it is scored
+      // (enough lines in flight to overlap the reads, too few to fill the
+      // processor's queue of outstanding misses: fetching every row whole
+      // at once was slower at p99). Four rows ahead rather than one: in 8
+      // alternating runs of 15,000 searches (ef 32, int8 rows), the runs'
+      // median p50/p99 were 86/163 us against 97/191 at 300,000 rows, and
+      // 131/235 against 140/239 at 1,000,000.
       std::size_t fresh = 0;
       for (slot_index next : links(current.slot, level)) {
         if (next == no_link) break;
@@ -699,8 +706,10 @@ class hnsw_index {
         prefetch(vector_of(next));
         if constexpr (scaled) prefetch(&state_.scales[next]);
       }
+      constexpr std::size_t rows_ahead = 4;
+      for (std::size_t i = 0; i < std::min(rows_ahead, fresh); ++i) prefetch_vector(scratch.fresh[i]);
       for (std::size_t i = 0; i < fresh; ++i) {
-        if (i + 1 < fresh) prefetch_vector(scratch.fresh[i + 1]);
+        if (i + rows_ahead < fresh) prefetch_vector(scratch.fresh[i + rows_ahead]);
         const float d = distance(query, scratch.fresh[i]);
         if (d < worst()) offer(scratch.fresh[i], d);
       }

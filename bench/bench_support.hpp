@@ -34,14 +34,22 @@ double time_once(Work&& work) {
   return seconds_since(start);
 }
 
+/// Seconds on a processor-time clock (CLOCK_THREAD_CPUTIME_ID, ...).
+inline double cpu_seconds_of(clockid_t clock) {
+  timespec now;
+  clock_gettime(clock, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
 /// Seconds of processor time this thread has used: unlike steady_clock, it
 /// does not count the time the thread waited while others ran, which on a
 /// shared machine is most of a slow outlier.
-inline double thread_cpu_seconds() {
-  timespec now;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
-}
+inline double thread_cpu_seconds() { return cpu_seconds_of(CLOCK_THREAD_CPUTIME_ID); }
+
+/// Seconds of processor time every thread of this process has used
+/// together: what a benchmark running its peer, its load and the code
+/// measured in one process costs the machine.
+inline double process_cpu_seconds() { return cpu_seconds_of(CLOCK_PROCESS_CPUTIME_ID); }
 
 /// printf-style progress line on stderr, so stdout stays tables and JSON.
 [[gnu::format(printf, 1, 2)]] inline void progress(const char* format, ...) {

@@ -53,8 +53,6 @@
 #include <thread>     // std::thread
 #include <vector>     // std::vector
 
-#include <sys/resource.h>  // getrusage
-
 #include <boost/asio.hpp>
 
 #include <llmgate/server/gateway.hpp>
@@ -217,16 +215,6 @@ class byte_relay {
   loopback_server server_;
 };
 
-// Processor seconds this process (every thread of it) has used.
-double process_cpu_seconds() {
-  rusage usage;
-  getrusage(RUSAGE_SELF, &usage);
-  const auto seconds = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
-  };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
 struct load_result {
   std::vector<double> latency_us;  // sorted
   std::size_t errors = 0;
@@ -374,20 +362,20 @@ int main(int argc, char** argv) {
       std::string name;
       unsigned short port;
       std::size_t first_question;  // the gateways' must all be new: misses
+      std::string caches;          // a gateway's cache tiers; empty for the others
       load_result measured;
     };
     byte_relay relay(upstream.port());
-    std::vector<load_path> paths = {{"upstream directly", upstream.port(), 0, {}},
-                                    {"relay of bytes (the floor)", relay.port(), 0, {}}};
-    std::vector<std::string> gateway_caches;
+    std::vector<load_path> paths = {{"upstream directly", upstream.port(), 0, "", {}},
+                                    {"relay of bytes (the floor)", relay.port(), 0, "", {}}};
     std::vector<std::unique_ptr<llmgate::gateway>> gateways;
     for (const std::string caches : {"on", "exact", "off"}) {
       if (!only_caches.empty() && caches != only_caches) continue;
       gateways.push_back(
           std::make_unique<llmgate::gateway>(bench_config(upstream.port(), caches, gateway_threads), nullptr));
       gateways.back()->start();
-      gateway_caches.push_back(caches);
-      paths.push_back({"gateway, misses, caches " + caches, gateways.back()->port(), 1'000'000 * paths.size(), {}});
+      paths.push_back(
+          {"gateway, misses, caches " + caches, gateways.back()->port(), 1'000'000 * paths.size(), caches, {}});
     }
     const std::size_t slice = std::max<std::size_t>(1, static_cast<std::size_t>(rate / 2));
     const std::size_t slices = std::max<std::size_t>(1, overhead_requests / slice);
@@ -404,12 +392,13 @@ int main(int argc, char** argv) {
     for (const load_path& path : paths) row(path.name, path.measured);
     const load_result& direct = paths[0].measured;
     const load_result& relayed = paths[1].measured;
-    for (std::size_t g = 0; g < gateway_caches.size(); ++g) {
-      const load_result& through = paths[2 + g].measured;
+    for (const load_path& gateway : paths) {
+      if (gateway.caches.empty()) continue;
+      const load_result& through = gateway.measured;
       lines.push_back(json_line()
                           .add("bench", "gateway_overhead")
                           .add("rps", rate)
-                          .add("caches", gateway_caches[g])
+                          .add("caches", gateway.caches)
                           .add("added_p50_us", through.percentile(0.5) - direct.percentile(0.5))
                           .add("added_p99_us", through.percentile(0.99) - direct.percentile(0.99))
                           .add("direct_p50_us", direct.percentile(0.5))

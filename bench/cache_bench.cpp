@@ -3,7 +3,9 @@
 // an exact scan of the same vectors (flat_index), the cache without an ANN
 // index, in the same run.
 //
-//   llmgate_bench_cache [--n N] [--lookups L] [--peer-lookups P]
+//   llmgate_bench_cache [--n N] [--lookups L] [--peer-lookups P] [--dim D]
+//
+// (--dim: the embedder's dimension, default the embedder's own.)
 //
 // Data: N (1,000,000) distinct questions of 6 to 14 words drawn from a
 // 20,000-word vocabulary with Zipf frequencies, all in one scope (the worst
@@ -54,11 +56,13 @@ struct options {
   std::size_t peer_lookups = 200;  // an exact scan of 1M vectors takes tens of milliseconds
   llmgate::hnsw_parameters hnsw = llmgate::semantic_cache_options{}.hnsw;
   std::string storage = "int8";  // the HNSW rows: int8 (the cache's default) or float16
+  std::size_t dimension = llmgate::hashing_embedder::options_type{}.dimension;
 };
 
 constexpr const char* usage =
     "usage: llmgate_bench_cache [--n N] [--lookups L] [--peer-lookups P] [--m M]\n"
-    "                           [--ef-construction E] [--ef-search E] [--storage int8|float16]\n";
+    "                           [--ef-construction E] [--ef-search E] [--storage int8|float16]\n"
+    "                           [--dim D]\n";
 
 std::optional<options> parse(int argc, char** argv) {
   options o;
@@ -77,6 +81,7 @@ std::optional<options> parse(int argc, char** argv) {
     else if (flag == "--m") o.hnsw.m = value;
     else if (flag == "--ef-construction") o.hnsw.ef_construction = value;
     else if (flag == "--ef-search") o.hnsw.ef_search = value;
+    else if (flag == "--dim") o.dimension = value;
     else return std::nullopt;
   }
   if (argc % 2 == 0) return std::nullopt;
@@ -162,6 +167,7 @@ void run(const options& o) {
 
   llmgate::hashing_embedder::options_type frozen;
   frozen.first_refresh = 0;  // never refresh while filling: the weights are learned below
+  frozen.dimension = o.dimension;
   llmgate::hashing_embedder learning(frozen);
   for (std::size_t i = 0; i < std::min<std::size_t>(o.n, 100'000); ++i) learning.observe(join(stored[i]));
   learning.refresh();
@@ -238,7 +244,7 @@ void run(const options& o) {
   row("exact scan, hit query", peer, double(scan_right) / scan_seconds.size());
   std::cout << "semantic cache, " << o.n << " entries in one scope, one thread, HNSW M=" << o.hnsw.m
             << " ef_construction=" << o.hnsw.ef_construction << " ef_search=" << o.hnsw.ef_search << ", "
-            << o.storage << " rows; fill "
+            << o.dimension << "-d " << o.storage << " rows; fill "
             << number(fill_s) << " s\n";
   results.print(std::cout);
   std::cout << "hit queries answered with their source's answer: " << right << " of " << o.lookups
@@ -260,6 +266,7 @@ void run(const options& o) {
       .add("vs_flat_scan", peer.p50_us / hit.p50_us)
       .add("fill_s", fill_s)
       .add("ef_search", o.hnsw.ef_search)
+      .add("dim", o.dimension)
       .add("storage", o.storage);
   publish("cache", results, {line});
 }

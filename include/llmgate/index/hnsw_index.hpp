@@ -32,7 +32,7 @@
 // space (visited marks, queues) taken from a small pool.
 #pragma once
 
-#include <algorithm>     // std::sort, std::push_heap, std::pop_heap, std::fill
+#include <algorithm>     // std::sort, std::push_heap, std::pop_heap, std::ranges::fill
 #include <atomic>        // std::atomic (ef_search set while searching)
 #include <cmath>         // std::log
 #include <cstdint>       // std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t

@@ -107,13 +107,13 @@ struct semantic_cache_options {
   /// recall@10 benchmarks use finds as well. Text embeddings of short
   /// questions are hard data for a graph (most pairs are nearly
   /// orthogonal), and more links per element pay for themselves there:
-  /// over a million of bench/cache_bench.cpp's questions, m 32 with
-  /// ef_search 20 found the hit queries' stored source 92% of the time
-  /// against 84% with m 16 and ef_search 32, in the same lookup time
-  /// (it scores about as many rows), for 128 more bytes per entry and
-  /// about 1.3 times the insert time. ef_construction 100 against 40:
-  /// 83% against 64% at m 16, for inserts about 1.9 times as dear.
-  hnsw_parameters hnsw{.m = 32, .ef_construction = 100, .ef_search = 20};
+  /// in bench/cache_bench.cpp, a million questions, m 32 with ef_search 16
+  /// answered 90% of the hit queries with their stored source against 83%
+  /// with m 16 and ef_search 32, in about the same lookup time (it scores
+  /// fewer rows, 736 against 830 at the median), for 128 more bytes per
+  /// entry and inserts 1.3 to 1.5 times as long. ef_construction 100
+  /// against 40: 83% against 64% at m 16, for inserts 1.9 times as dear.
+  hnsw_parameters hnsw{.m = 32, .ef_construction = 100, .ef_search = 16};
   /// A learning embedder (hashing_embedder) proposes new weights as its
   /// documents grow (at 1,000, then at each doubling), and every stored
   /// request is then embedded again: about half a second at 65,000

@@ -111,7 +111,7 @@ struct semantic_cache_options {
   /// answered 90% of the hit queries with their stored source against 83%
   /// with m 16 and ef_search 32, in about the same lookup time (it scores
   /// fewer rows, 736 against 830 at the median), for 128 more bytes per
-  /// entry and inserts 1.3 to 1.5 times as long. ef_construction 100
+  /// entry and inserts 1.2 to 1.3 times as long. ef_construction 100
   /// against 40: 83% against 64% at m 16, for inserts 1.9 times as dear.
   hnsw_parameters hnsw{.m = 32, .ef_construction = 100, .ef_search = 16};
   /// A learning embedder (hashing_embedder) proposes new weights as its

@@ -57,6 +57,21 @@ BOOST_AUTO_TEST_CASE(quantization_keeps_every_value_within_half_a_step) {
   }
 }
 
+// The largest magnitude is found a register at a time with a scalar tail:
+// wherever it sits, in a register's lane or in the tail, it sets the scale.
+BOOST_AUTO_TEST_CASE(the_scale_comes_from_the_largest_magnitude_wherever_it_is) {
+  std::mt19937 generator(4);
+  for (const std::size_t n : {13, 389}) {
+    for (std::size_t at = 0; at < n; ++at) {
+      auto values = random_values(n, generator);
+      for (float& x : values) x *= 0.5f;
+      values[at] = -0.9f;
+      BOOST_TEST_REQUIRE(simd::largest_magnitude(values.data(), n) == 0.9f, "n " << n << ", at " << at);
+      BOOST_TEST_REQUIRE(quantize(values).codes[at].code == -127);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(the_zero_vector_has_scale_zero_and_zero_codes) {
   const auto q = quantize(std::vector<float>(40, 0.0f));
   BOOST_TEST(q.scale == 0.0f);

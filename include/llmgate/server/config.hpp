@@ -16,7 +16,7 @@
 //     "admin":    {"api_key_env": "LLMGATE_ADMIN_KEY"},
 //     "exact_cache":    {"enabled": true, "max_entries": 100000, "max_bytes": 268435456},
 //     "semantic_cache": {"enabled": true, "max_entries": 100000, "threshold": 0.9,
-//                        "hnsw": {"m": 32, "ef_construction": 100, "ef_search": 16}},
+//                        "hnsw": {"m": 32, "ef_construction": 200, "ef_search": 12}},
 //     "embedder": {"kind": "hashing", "dimension": 384, "model": "llmgate-hashing"},
 //     "snapshot": {"directory": "/var/lib/llmgate"},   // caches saved on shutdown, loaded on start
 //     "log":      {"requests": true}

@@ -109,13 +109,14 @@ struct semantic_cache_options {
   /// are nearly orthogonal); more links per element and a wider search per
   /// insert pay for themselves there. On bench/cache_bench.cpp's million
   /// questions, m 32 answered 90% of the hit queries with their stored
-  /// source against 83% with m 16 (ef_search 16 against 32, about the same
-  /// lookup time), for 128 more bytes per entry and inserts 1.2 to 1.3
-  /// times as long. ef_construction 200 then answered 92% with ef_search
-  /// 12, against 90% for ef_construction 100 with ef_search 16, and
-  /// searched a tenth faster (the two graphs' searches alternated in one
-  /// process), for inserts about twice as long: filling the million took
-  /// 931 s against 401 to 454.
+  /// source against 83% with m 16 (both built with ef_construction 100;
+  /// ef_search 16 against 32, about the same lookup time), for 128 more
+  /// bytes per entry and inserts 1.2 to 1.3 times as long.
+  /// ef_construction 200 then answered 92% with ef_search 12, against 90%
+  /// for ef_construction 100 with ef_search 16, and searched a tenth
+  /// faster (the two graphs' searches alternated in one process), for
+  /// inserts about twice as long: filling the million took 898 to 931 s
+  /// against 401 to 454.
   hnsw_parameters hnsw{.m = 32, .ef_construction = 200, .ef_search = 12};
   /// A learning embedder (hashing_embedder) proposes new weights as its
   /// documents grow (at 1,000, then at each doubling), and every stored

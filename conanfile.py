@@ -1,7 +1,12 @@
 # Conan 2 recipe for llmgate, in the shape of ConanCenter's header-only
 # recipes (nlohmann_json, xsimd): no build step, one package for every
-# configuration, the CMake target name users know from find_package.
+# configuration, the CMake target names users know from find_package.
 #   conan create . --build=missing -s compiler.cppstd=20
+# Two components, as the CMake package has: "core" (llmgate::core: vector
+# core, embedders, caches) and "llmgate" (llmgate::llmgate: everything).
+# The option server=False (-o "llmgate/*:server=False") leaves out the
+# second and with it the OpenSSL requirement; Boost is needed either way
+# (its headers), Boost.JSON only by llmgate::llmgate.
 import os
 
 from conan import ConanFile
@@ -22,6 +27,8 @@ class LlmgateConan(ConanFile):
     topics = ("llm", "semantic-cache", "routing", "header-only")
     package_type = "header-library"
     settings = "os", "arch", "compiler", "build_type"
+    options = {"server": [True, False]}
+    default_options = {"server": True}
     # The recipe lives in the repository, so the sources travel with it.
     exports_sources = "include/*", "LICENSE"
     no_copy_source = True
@@ -33,10 +40,12 @@ class LlmgateConan(ConanFile):
         # llmgate's public headers include these, so consumers need their headers too.
         self.requires("xsimd/[>=8.1 <14]", transitive_headers=True)
         self.requires("boost/[>=1.81 <2]", transitive_headers=True)
-        self.requires("openssl/[>=3 <4]", transitive_headers=True)
         self.requires("xxhash/[>=0.8.1 <1]", transitive_headers=True)
+        if self.options.server:
+            self.requires("openssl/[>=3 <4]", transitive_headers=True)
 
     def package_id(self):
+        # The same headers whatever the option: it only changes package_info().
         self.info.clear()
 
     def validate(self):
@@ -50,9 +59,23 @@ class LlmgateConan(ConanFile):
 
     def package_info(self):
         self.cpp_info.set_property("cmake_file_name", "llmgate")
-        self.cpp_info.set_property("cmake_target_name", "llmgate::llmgate")
-        self.cpp_info.bindirs = []
-        self.cpp_info.libdirs = []
+        # The root target is the most a consumer can link: what
+        # find_package(llmgate) without components gives in a CMake install.
+        root = "llmgate::llmgate" if self.options.server else "llmgate::core"
+        self.cpp_info.set_property("cmake_target_name", root)
+
+        core = self.cpp_info.components["core"]
+        core.set_property("cmake_target_name", "llmgate::core")
+        core.requires = ["xsimd::xsimd", "boost::headers", "xxhash::libxxhash"]
+        core.bindirs = []
+        core.libdirs = []
         # The CMake target links Threads::Threads.
         if self.settings.os in ("Linux", "FreeBSD"):
-            self.cpp_info.system_libs = ["pthread"]
+            core.system_libs = ["pthread"]
+
+        if self.options.server:
+            full = self.cpp_info.components["llmgate"]
+            full.set_property("cmake_target_name", "llmgate::llmgate")
+            full.requires = ["core", "boost::json", "openssl::ssl", "openssl::crypto"]
+            full.bindirs = []
+            full.libdirs = []

@@ -17,9 +17,17 @@ else()
   )
 endif()
 
+# "server" (a default feature) adds llmgate::llmgate and its dependencies;
+# llmgate[core] installs llmgate::core alone.
+vcpkg_check_features(OUT_FEATURE_OPTIONS FEATURE_OPTIONS
+  FEATURES
+    server LLMGATE_SERVER
+)
+
 vcpkg_cmake_configure(
   SOURCE_PATH "${SOURCE_PATH}"
   OPTIONS
+    ${FEATURE_OPTIONS}
     -DLLMGATE_BUILD_TESTS=OFF
     -DLLMGATE_BUILD_EXAMPLES=OFF
     -DLLMGATE_BUILD_BENCHMARKS=OFF

@@ -1,7 +1,11 @@
-# package.add_subdirectory: a user's project that adds the llmgate checkout
-# with add_subdirectory builds and runs; the project itself checks that
-# llmgate added no tests, examples, benchmarks or install rules.
+# package.add_subdirectory: users' projects that add the llmgate checkout
+# with add_subdirectory build and run: one linking llmgate::llmgate (the
+# project itself checks that llmgate added no tests, examples, benchmarks or
+# install rules), one linking llmgate::core with LLMGATE_SERVER=OFF where
+# Boost.JSON and OpenSSL cannot be found.
 include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 
 build_consumer(NAME subdirectory SOURCE "${TESTS_DIR}/subdirectory"
   OPTIONS "-DLLMGATE_CHECKOUT=${LLMGATE_SOURCE_DIR}")
+build_consumer(NAME subdirectory_core SOURCE "${TESTS_DIR}/consumer_core"
+  OPTIONS "-DLLMGATE_CHECKOUT=${LLMGATE_SOURCE_DIR}" -DLLMGATE_NO_NETWORK_DEPS=ON)

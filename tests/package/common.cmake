@@ -6,6 +6,9 @@
 #   GENERATOR, CXX_COMPILER, CONFIG, CTEST_COMMAND
 #                       so every project here builds like the build tree
 
+# Scripts run with the policies of the CMake the project requires (IN_LIST...).
+cmake_minimum_required(VERSION 3.21)
+
 # Every project these tests configure uses the build tree's generator,
 # compiler and configuration, and ignores packages registered by other
 # builds on this machine, so it finds llmgate only where a test points it.
@@ -48,6 +51,36 @@ function(build_consumer)
     set(ctest_config -C "${CONFIG}")
   endif()
   run("${CTEST_COMMAND}" --test-dir "${binary}" ${ctest_config} --output-on-failure --no-tests=error)
+endfunction()
+
+# find_check(NAME <name> PREFIX <prefix> (TARGETS <target>... | ERROR <regex>)
+#            [OPTIONS <args>...])
+# Configures find_check/ (find_package(llmgate) as OPTIONS ask: LLMGATE_REQUEST,
+# LLMGATE_COMPONENTS, LLMGATE_NO_NETWORK_DEPS) against <prefix> only. With
+# TARGETS, it must succeed and define exactly those of llmgate::core,
+# llmgate::llmgate, Boost::json and OpenSSL::SSL; with ERROR, it must fail
+# with a message matching <regex>.
+function(find_check)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;PREFIX;ERROR" "TARGETS;OPTIONS")
+  execute_process(
+    COMMAND "${CMAKE_COMMAND}" -S "${TESTS_DIR}/find_check" -B "${WORK_DIR}/find_${arg_NAME}"
+            ${configure_args} "-DCMAKE_PREFIX_PATH=${arg_PREFIX}" ${arg_OPTIONS}
+    RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  if(DEFINED arg_ERROR)
+    # CMake wraps messages at spaces; unwrap before matching.
+    string(REGEX REPLACE "\n  +" " " flat "${output}")
+    if(result EQUAL 0 OR NOT flat MATCHES "${arg_ERROR}")
+      message(FATAL_ERROR "find_check ${arg_NAME}: expected a failure saying '${arg_ERROR}', got (${result}):\n${output}")
+    endif()
+  else()
+    list(JOIN arg_TARGETS ";" expected)
+    if(NOT result EQUAL 0 OR NOT output MATCHES "-- targets: \\[([^\n]*)\\]")
+      message(FATAL_ERROR "find_check ${arg_NAME} failed (${result}):\n${output}")
+    endif()
+    if(NOT CMAKE_MATCH_1 STREQUAL expected)
+      message(FATAL_ERROR "find_check ${arg_NAME}: defined [${CMAKE_MATCH_1}], expected [${expected}]")
+    endif()
+  endif()
 endfunction()
 
 # Stops the test unless every path in ARGN exists under <root>.

@@ -1,5 +1,9 @@
 # package.install: `cmake --install` the build tree into a fresh prefix, then
-# build and run a user's project against that prefix only.
+# build and run users' projects against that prefix only: one linking
+# llmgate::llmgate, one linking llmgate::core on a machine that looks as if
+# it had neither Boost.JSON nor OpenSSL. Then the same for a core-only
+# install (LLMGATE_SERVER=OFF, configured without either), and what
+# find_package(llmgate) accepts, refuses and says about each.
 include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 
 set(prefix "${WORK_DIR}/prefix")
@@ -9,20 +13,54 @@ expect_files("${prefix}"
   include/llmgate/version.hpp
   share/cmake/llmgate/llmgateConfig.cmake
   share/cmake/llmgate/llmgateConfigVersion.cmake
-  share/cmake/llmgate/llmgateTargets.cmake
+  share/cmake/llmgate/llmgateCoreTargets.cmake
+  share/cmake/llmgate/llmgateServerTargets.cmake
   share/doc/llmgate/LICENSE)
 
 build_consumer(NAME consumer SOURCE "${TESTS_DIR}/consumer"
   LLMGATE_DIR "${prefix}/share/cmake/llmgate"
   OPTIONS "-DCMAKE_PREFIX_PATH=${prefix}")
+build_consumer(NAME consumer_core SOURCE "${TESTS_DIR}/consumer_core"
+  LLMGATE_DIR "${prefix}/share/cmake/llmgate"
+  OPTIONS "-DCMAKE_PREFIX_PATH=${prefix}" -DLLMGATE_NO_NETWORK_DEPS=ON)
+
+# Components: none asks for all this installation has; core alone looks
+# for neither Boost.JSON nor OpenSSL; a missing dependency of the server
+# component is named, with the way to ask for the core alone.
+find_check(NAME default PREFIX "${prefix}"
+  TARGETS llmgate::core llmgate::llmgate Boost::json OpenSSL::SSL)
+find_check(NAME server PREFIX "${prefix}" OPTIONS -DLLMGATE_COMPONENTS=server
+  TARGETS llmgate::core llmgate::llmgate Boost::json OpenSSL::SSL)
+find_check(NAME core PREFIX "${prefix}" OPTIONS -DLLMGATE_COMPONENTS=core
+  TARGETS llmgate::core)
+find_check(NAME no_network_deps PREFIX "${prefix}" OPTIONS -DLLMGATE_NO_NETWORK_DEPS=ON
+  ERROR "server component \\(llmgate::llmgate\\) needs Boost.JSON 1.81 or later and OpenSSL 1.1 or later, not found.*COMPONENTS core")
+find_check(NAME unknown PREFIX "${prefix}" OPTIONS -DLLMGATE_COMPONENTS=gui
+  ERROR "llmgate has no component 'gui'")
 
 # The version file accepts the installed version and refuses a later major one.
-run("${CMAKE_COMMAND}" -S "${TESTS_DIR}/version_check" -B "${WORK_DIR}/version_ok"
-  ${configure_args} "-DCMAKE_PREFIX_PATH=${prefix}" "-DLLMGATE_REQUEST=${LLMGATE_VERSION}")
-execute_process(
-  COMMAND "${CMAKE_COMMAND}" -S "${TESTS_DIR}/version_check" -B "${WORK_DIR}/version_99"
-          ${configure_args} "-DCMAKE_PREFIX_PATH=${prefix}" -DLLMGATE_REQUEST=99
-  RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
-if(result EQUAL 0 OR NOT output MATCHES "compatible with requested version \"99\"")
-  message(FATAL_ERROR "find_package(llmgate 99) was not refused for its version:\n${output}")
+find_check(NAME version_ok PREFIX "${prefix}" OPTIONS "-DLLMGATE_REQUEST=${LLMGATE_VERSION}"
+  TARGETS llmgate::core llmgate::llmgate Boost::json OpenSSL::SSL)
+find_check(NAME version_99 PREFIX "${prefix}" OPTIONS -DLLMGATE_REQUEST=99
+  ERROR "compatible with requested version \"99\"")
+
+# A core-only llmgate: configured where Boost.JSON and OpenSSL cannot be found.
+set(core_prefix "${WORK_DIR}/core_prefix")
+run("${CMAKE_COMMAND}" -S "${LLMGATE_SOURCE_DIR}" -B "${WORK_DIR}/core_build" ${configure_args}
+  -DLLMGATE_SERVER=OFF -DLLMGATE_BUILD_TESTS=OFF -DLLMGATE_BUILD_EXAMPLES=OFF
+  -DLLMGATE_BUILD_BENCHMARKS=OFF -DLLMGATE_INSTALL=ON
+  -DCMAKE_DISABLE_FIND_PACKAGE_boost_json=ON -DCMAKE_DISABLE_FIND_PACKAGE_OpenSSL=ON)
+run("${CMAKE_COMMAND}" --install "${WORK_DIR}/core_build" --prefix "${core_prefix}" ${config_args})
+expect_files("${core_prefix}"
+  include/llmgate/version.hpp
+  share/cmake/llmgate/llmgateConfig.cmake
+  share/cmake/llmgate/llmgateCoreTargets.cmake)
+if(EXISTS "${core_prefix}/share/cmake/llmgate/llmgateServerTargets.cmake")
+  message(FATAL_ERROR "a core-only install has llmgateServerTargets.cmake")
 endif()
+build_consumer(NAME consumer_core_only SOURCE "${TESTS_DIR}/consumer_core"
+  LLMGATE_DIR "${core_prefix}/share/cmake/llmgate"
+  OPTIONS "-DCMAKE_PREFIX_PATH=${core_prefix}" -DLLMGATE_NO_NETWORK_DEPS=ON)
+find_check(NAME core_only_default PREFIX "${core_prefix}" TARGETS llmgate::core)
+find_check(NAME core_only_server PREFIX "${core_prefix}" OPTIONS -DLLMGATE_COMPONENTS=server
+  ERROR "server component \\(llmgate::llmgate\\) is not in this installation.*LLMGATE_SERVER=ON.*COMPONENTS core")

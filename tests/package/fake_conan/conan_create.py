@@ -3,7 +3,8 @@ against the fake Conan package beside this script (see conan/__init__.py)
 in the order Conan would, then writes the CMake config that Conan's CMakeDeps
 would generate from package_info(), so a consumer can find_package(llmgate).
 
-usage: conan_create.py <recipe folder> <work folder>
+usage: conan_create.py <recipe folder> <work folder> [<option>=<value>...]
+as `conan create <recipe folder> -o "llmgate/*:<option>=<value>"...`.
 Writes <work>/export (the exported sources), <work>/package (the package)
 and <work>/generators (the CMake config for CMAKE_PREFIX_PATH).
 """
@@ -23,15 +24,21 @@ from conan import ConanFile  # noqa: E402
 from conan.errors import ConanInvalidConfiguration  # noqa: E402
 
 # CMakeDeps would read these from the dependencies' own package_info(); the
-# fake maps each requirement to the system package the build tree uses: how
-# to find it, as llmgate's own CMakeLists.txt does, and the targets to link.
-SYSTEM_PACKAGES = {
+# fake maps each component a recipe may require (ConanCenter's names:
+# "<package>::<component>", "<package>::<package>" for a package without
+# components) to the system package the build tree uses: how to find it, as
+# llmgate's own CMakeLists.txt does, and the targets to link. The generated
+# config finds, for each requirement, the components llmgate uses (real
+# CMakeDeps finds the whole dependency, which Conan has installed).
+SYSTEM_COMPONENTS = {
     # Debian's xsimd names "xtl" as a link dependency without finding it.
-    "xsimd": (["find_package(xtl CONFIG QUIET)", "find_dependency(xsimd CONFIG)"], ["xsimd"]),
-    "boost": (["find_dependency(Boost CONFIG COMPONENTS headers)"], ["Boost::headers"]),
-    "openssl": (["find_dependency(OpenSSL)"], ["OpenSSL::SSL", "OpenSSL::Crypto"]),
+    "xsimd::xsimd": (["find_package(xtl CONFIG QUIET)", "find_dependency(xsimd CONFIG)"], ["xsimd"]),
+    "boost::headers": (["find_dependency(Boost CONFIG COMPONENTS headers)"], ["Boost::headers"]),
+    "boost::json": (["find_dependency(Boost CONFIG COMPONENTS json)"], ["Boost::json"]),
+    "openssl::ssl": (["find_dependency(OpenSSL)"], ["OpenSSL::SSL"]),
+    "openssl::crypto": (["find_dependency(OpenSSL)"], ["OpenSSL::Crypto"]),
     # Debian's libxxhash-dev ships only the header and a pkg-config file.
-    "xxhash": (["find_path(LLMGATE_XXHASH_INCLUDE_DIR xxhash.h REQUIRED)"], []),
+    "xxhash::libxxhash": (["find_path(LLMGATE_XXHASH_INCLUDE_DIR xxhash.h REQUIRED)"], []),
 }
 
 
@@ -70,60 +77,138 @@ def export_sources(recipe, recipe_folder, export_folder):
                 shutil.copy2(os.path.join(root, name), target)
 
 
+def check_components(conanfile):
+    """What Conan checks of a package_info() with components: every
+    requirement is used by some component, every "dep::component" names a
+    requirement and every other name a component of this package. Returns
+    the components in an order where each comes after those it requires."""
+    components = conanfile.cpp_info.components
+    required = {reference.split("/")[0] for reference, _ in conanfile.requirements_declared}
+    used = set()
+    for name, component in components.items():
+        for requirement in component.requires:
+            if "::" in requirement:
+                package = requirement.split("::")[0]
+                if package not in required:
+                    fail(f"component '{name}' requires '{requirement}', but '{package}' "
+                         "is not a requirement of the recipe")
+                used.add(package)
+            elif requirement not in components:
+                fail(f"component '{name}' requires '{requirement}', which is not a component")
+    for package in sorted(required - used):
+        fail(f"required package '{package}' not in component 'requires'")
+    ordered = []
+    def visit(name, path):
+        if name in path:
+            fail(f"components require each other in a cycle: {path + [name]}")
+        if name not in ordered:
+            for requirement in components[name].requires:
+                if "::" not in requirement:
+                    visit(requirement, path + [name])
+            ordered.append(name)
+    for name in components:
+        visit(name, [])
+    return ordered
+
+
 def write_cmake_config(conanfile, generators_folder):
-    """The essence of what CMakeDeps writes for a single-component package."""
+    """The essence of what CMakeDeps writes: one target per component (or
+    one for the package) and the root target linking every component."""
     info = conanfile.cpp_info
     file_name = info.get_property("cmake_file_name") or conanfile.name
-    target = info.get_property("cmake_target_name") or f"{conanfile.name}::{conanfile.name}"
+    root = info.get_property("cmake_target_name") or f"{conanfile.name}::{conanfile.name}"
     lines = [
         "# Written by the FAKE conan_create.py (tests/package/fake_conan) as CMakeDeps",
         f"# would from {conanfile.name}'s package_info().",
         "include(CMakeFindDependencyMacro)",
     ]
-    links = []
-    for reference, _ in conanfile.requirements_declared:
-        name = reference.split("/")[0]
-        if name not in SYSTEM_PACKAGES:
-            fail(f"no system package known for requirement {reference}; add it to SYSTEM_PACKAGES")
-        finds, targets = SYSTEM_PACKAGES[name]
-        lines += finds
-        links += targets
-    links += info.system_libs
-    includes = [os.path.join(conanfile.package_folder, d).replace(os.sep, "/") for d in info.includedirs]
-    lines += [
-        f"if(NOT TARGET {target})",
-        f"  add_library({target} INTERFACE IMPORTED)",
-        f"  set_target_properties({target} PROPERTIES",
-        f"    INTERFACE_INCLUDE_DIRECTORIES \"{';'.join(includes)}\"",
-        f"    INTERFACE_LINK_LIBRARIES \"{';'.join(links)}\")",
-        "endif()",
-    ]
+
+    def target_of(component_name):
+        return (info.components[component_name].get_property("cmake_target_name")
+                or f"{conanfile.name}::{component_name}")
+
+    def external(requirement):
+        if requirement not in SYSTEM_COMPONENTS:
+            fail(f"no system package known for {requirement}; add it to SYSTEM_COMPONENTS")
+        return SYSTEM_COMPONENTS[requirement]
+
+    def add_target(target, component, links):
+        includes = [os.path.join(conanfile.package_folder, d).replace(os.sep, "/")
+                    for d in component.includedirs]
+        return [
+            f"if(NOT TARGET {target})",
+            f"  add_library({target} INTERFACE IMPORTED)",
+            "endif()",
+            f"set_property(TARGET {target} APPEND PROPERTY",
+            f"  INTERFACE_INCLUDE_DIRECTORIES \"{';'.join(includes)}\")",
+            f"set_property(TARGET {target} APPEND PROPERTY",
+            f"  INTERFACE_LINK_LIBRARIES \"{';'.join(links + component.system_libs)}\")",
+        ]
+
+    finds = []
+    targets = []
+    if info.components:
+        for name in check_components(conanfile):
+            for requirement in info.components[name].requires:
+                if "::" in requirement:
+                    finds += [f for f in external(requirement)[0] if f not in finds]
+        for name in check_components(conanfile):
+            component = info.components[name]
+            links = []
+            for requirement in component.requires:
+                links += external(requirement)[1] if "::" in requirement else [target_of(requirement)]
+            targets += add_target(target_of(name), component, links)
+        # The root target aggregates every component (itself too, when a
+        # component has its name, as CMakeDeps does).
+        targets += [f"if(NOT TARGET {root})", f"  add_library({root} INTERFACE IMPORTED)", "endif()"]
+        for name in check_components(conanfile):
+            targets.append(f"set_property(TARGET {root} APPEND PROPERTY INTERFACE_LINK_LIBRARIES {target_of(name)})")
+    else:
+        links = []
+        for reference, _ in conanfile.requirements_declared:
+            requirement = "{0}::{0}".format(reference.split("/")[0])
+            finds += [f for f in external(requirement)[0] if f not in finds]
+            links += external(requirement)[1]
+        targets += add_target(root, info, links)
+    lines += finds + targets
     os.makedirs(generators_folder, exist_ok=True)
     with open(os.path.join(generators_folder, f"{file_name}-config.cmake"), "w") as out:
         out.write("\n".join(lines) + "\n")
 
 
-def main(recipe_folder, work_folder):
+def parse_options(arguments):
+    """name=value pairs as `-o` gives them; True/False become booleans."""
+    options = {}
+    for argument in arguments:
+        name, sep, value = argument.partition("=")
+        if not sep:
+            fail(f"expected <option>=<value>, got {argument!r}")
+        options[name] = {"True": True, "False": False}.get(value, value)
+    return options
+
+
+def main(recipe_folder, work_folder, options):
     recipe = load_recipe(recipe_folder)
     if recipe.package_type != "header-library":
         fail(f"package_type is {recipe.package_type!r}, llmgate is a header-library")
 
     # validate() must refuse a standard older than C++20 ...
     try:
-        recipe(settings("17")).validate()
+        recipe(settings("17"), options).validate()
         fail("validate() accepted compiler.cppstd=17")
     except ConanInvalidConfiguration:
         pass
     # ... and the rest runs as `conan create . -s compiler.cppstd=20` would.
-    conanfile = recipe(settings("20"))
+    conanfile = recipe(settings("20"), options)
     export_folder = os.path.join(work_folder, "export")
     export_sources(recipe, recipe_folder, export_folder)
     conanfile.requirements()
     conanfile.layout()
     conanfile.validate()
     conanfile.package_id()
-    if conanfile.info.settings:
-        fail("package_id() left settings in the package id; a header-only package has one id")
+    if conanfile.info.settings or conanfile.info.options:
+        fail("package_id() left settings or options in the package id; "
+             "a header-only package has one id")
 
     conanfile.source_folder = os.path.join(export_folder, conanfile.folders.source)
     conanfile.package_folder = os.path.join(work_folder, "package")
@@ -134,13 +219,14 @@ def main(recipe_folder, work_folder):
     contents = sorted(os.listdir(conanfile.package_folder))
     if contents != ["include", "licenses"]:
         fail(f"package holds {contents}, expected ['include', 'licenses']")
-    if conanfile.cpp_info.libdirs or conanfile.cpp_info.bindirs:
-        fail("a header-library declares no libdirs or bindirs")
+    for name, info in conanfile.cpp_info.components.items() or [("(root)", conanfile.cpp_info)]:
+        if info.libdirs or info.bindirs:
+            fail(f"{name}: a header-library declares no libdirs or bindirs")
 
     write_cmake_config(conanfile, os.path.join(work_folder, "generators"))
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         sys.exit(__doc__)
-    main(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
+    main(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), parse_options(sys.argv[3:]))

@@ -7,3 +7,7 @@ class ConanException(Exception):
 
 class ConanInvalidConfiguration(ConanException):
     pass
+
+
+class ConanInvalidOption(ConanException):
+    pass

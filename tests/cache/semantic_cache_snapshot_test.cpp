@@ -20,7 +20,7 @@ namespace {
 
 // Every policy that keeps state: the learning embedder, the adaptive
 // threshold, LFU's counts, HNSW's graph.
-using cache_type = basic_semantic_cache<std::string, hashing_embedder, hnsw_index<cosine_metric>, lfu_eviction,
+using cache_type = basic_semantic_cache<std::string, hashing_embedder, default_index_factory, lfu_eviction,
                                         adaptive_threshold>;
 
 constexpr adaptive_threshold_options threshold_options{.start_threshold = 0.9f, .min_feedback = 5};
@@ -173,22 +173,22 @@ BOOST_AUTO_TEST_CASE(a_loaded_cache_searches_as_wide_as_its_options_say) {
   // A sparse graph (m 4, ef_construction 8) over texts of random words, so
   // that how widely a lookup searches decides how many texts find
   // themselves. The file keeps its graph; the search breadth is the
-  // loading options'.
+  // loading index factory's.
   using plain_cache = basic_semantic_cache<std::string>;
   hashing_embedder::options_type fixed;
   fixed.first_refresh = 0;  // no re-weighting: only the breadth differs
-  const auto options = [](std::size_t ef_search) {
-    return semantic_cache_options{.hnsw = {.m = 4, .ef_construction = 8, .ef_search = ef_search}};
+  const auto graphs = [](std::size_t ef_search) {
+    return default_index_factory{{.m = 4, .ef_construction = 8, .ef_search = ef_search}};
   };
-  plain_cache cache(options(64), hashing_embedder(fixed), static_threshold{0.999f});
+  plain_cache cache({}, hashing_embedder(fixed), static_threshold{0.999f}, {}, {}, {}, graphs(64));
   const cache_scope scope;
   const auto texts = llmgate::test::random_word_texts(2000, 11);
   for (std::size_t i = 0; i < texts.size(); ++i) cache.insert(scope, texts[i], std::to_string(i));
   llmgate::test::temporary_directory directory;
   BOOST_TEST_REQUIRE(!cache.save(directory / "cache"));
   const auto found_with = [&](std::size_t ef_search) {
-    auto loaded = plain_cache::load(directory / "cache", options(ef_search), hashing_embedder(fixed),
-                                    static_threshold{0.999f});
+    auto loaded = plain_cache::load(directory / "cache", {}, hashing_embedder(fixed), static_threshold{0.999f}, {},
+                                    {}, {}, graphs(ef_search));
     std::size_t found = 0;
     for (const auto& text : texts) found += loaded.lookup(scope, text).outcome == lookup_outcome::hit;
     return found;

@@ -20,7 +20,7 @@ namespace {
 
 // A cache with a fixed threshold, so that the tests read what they decide.
 template <class Guard = lexical_guard>
-using test_cache = basic_semantic_cache<std::string, hashing_embedder, hnsw_index<cosine_metric>, lru_eviction,
+using test_cache = basic_semantic_cache<std::string, hashing_embedder, default_index_factory, lru_eviction,
                                         static_threshold, Guard>;
 
 template <class Guard = lexical_guard>
@@ -147,7 +147,7 @@ BOOST_AUTO_TEST_CASE(inserting_what_a_lookup_missed_embeds_the_request_once) {
   };
   counting_embedder embedder;
   const auto calls = embedder.calls;
-  basic_semantic_cache<std::string, counting_embedder, hnsw_index<cosine_metric>> cache(
+  basic_semantic_cache<std::string, counting_embedder> cache(
       {}, std::move(embedder), static_threshold{0.9f});
   const cache_scope scope, other_scope(cache_scope_fields{.tenant = "other"});
   cache.insert(scope, "How do I cancel my subscription?", "Settings, then Billing.");

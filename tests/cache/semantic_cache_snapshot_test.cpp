@@ -23,12 +23,15 @@ namespace {
 using cache_type = basic_semantic_cache<std::string, hashing_embedder, default_index_factory, lfu_eviction,
                                         adaptive_threshold>;
 
+// Below what fill() stores, so that the saved cache has evicted.
+constexpr std::size_t capacity = 100;
+
 constexpr adaptive_threshold_options threshold_options{.start_threshold = 0.9f, .min_feedback = 5};
 
 cache_type make_cache() {
   hashing_embedder::options_type embedder;
   embedder.first_refresh = 16;  // the weights are learned (and saved) within this test's traffic
-  return cache_type({.max_entries = 120}, hashing_embedder(embedder), adaptive_threshold(threshold_options));
+  return cache_type({.max_entries = capacity}, hashing_embedder(embedder), adaptive_threshold(threshold_options));
 }
 
 std::string question(int topic, int variant) {
@@ -69,7 +72,7 @@ void same_lookup(const semantic_lookup<std::string>& a, const semantic_lookup<st
 
 std::optional<errc> load_error(const std::filesystem::path& path) {
   try {
-    cache_type::load(path, {.max_entries = 120}, hashing_embedder(), adaptive_threshold(threshold_options));
+    cache_type::load(path, {.max_entries = capacity}, hashing_embedder(), adaptive_threshold(threshold_options));
   } catch (const llmgate::error& e) {
     return static_cast<errc>(e.code().value());
   }
@@ -97,7 +100,7 @@ BOOST_AUTO_TEST_CASE(a_loaded_cache_answers_learns_and_grows_as_the_saved_one) {
   const auto path = dir / "semantic.llmgate";
   BOOST_TEST_REQUIRE(!saved.save(path));
 
-  auto loaded = cache_type::load(path, {.max_entries = 120}, hashing_embedder(), adaptive_threshold(threshold_options));
+  auto loaded = cache_type::load(path, {.max_entries = capacity}, hashing_embedder(), adaptive_threshold(threshold_options));
   BOOST_TEST(loaded.size() == saved.size());
   BOOST_TEST(loaded.embedder().generation() == saved.embedder().generation());
   BOOST_TEST(loaded.threshold_policy().threshold() == saved.threshold_policy().threshold());

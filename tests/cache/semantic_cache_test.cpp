@@ -162,7 +162,7 @@ BOOST_AUTO_TEST_CASE(inserting_what_a_lookup_missed_embeds_the_request_once) {
   const auto again = cache.lookup(scope, "Where can I download my invoices?");
   BOOST_TEST_REQUIRE((again.outcome == lookup_outcome::hit));
   BOOST_TEST(*again.answer == "Billing, then Invoices.");
-  BOOST_TEST(again.similarity > 0.999f);
+  BOOST_TEST(again.similarity > 0.99f);  // the text's own vector, as the int8 rows score it
 
   // Another text than the one looked up is embedded anew.
   auto other_text = cache.lookup(scope, "Is there a student discount?");
@@ -173,7 +173,7 @@ BOOST_AUTO_TEST_CASE(inserting_what_a_lookup_missed_embeds_the_request_once) {
   const auto payment = cache.lookup(scope, "Which payment methods do you accept?");
   BOOST_TEST_REQUIRE((payment.outcome == lookup_outcome::hit));
   BOOST_TEST(*payment.answer == "Cards and PayPal.");
-  BOOST_TEST(payment.similarity > 0.999f);
+  BOOST_TEST(payment.similarity > 0.99f);
   BOOST_TEST((cache.lookup(scope, "Is there a student discount?").outcome == lookup_outcome::miss));
 
 }

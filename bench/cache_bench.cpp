@@ -54,7 +54,7 @@ struct options {
   std::size_t n = 1'000'000;
   std::size_t lookups = 5'000;
   std::size_t peer_lookups = 200;  // an exact scan of 1M vectors takes tens of milliseconds
-  llmgate::hnsw_parameters hnsw = llmgate::semantic_cache_options{}.hnsw;
+  llmgate::hnsw_parameters hnsw = llmgate::default_index_factory{}.parameters;
   std::string storage = "int8";  // the HNSW rows: int8 (the cache's default) or float16
   std::size_t dimension = llmgate::hashing_embedder::options_type{}.dimension;
 };
@@ -173,8 +173,9 @@ void run(const options& o) {
   learning.refresh();
 
   using cache_type = llmgate::basic_semantic_cache<std::uint32_t, llmgate::hashing_embedder,
-                                                   llmgate::hnsw_index<llmgate::cosine_metric, Element>>;
-  cache_type cache({.max_entries = o.n, .hnsw = o.hnsw}, std::move(learning), llmgate::static_threshold{0.80f});
+                                                   llmgate::hnsw_index_factory<llmgate::cosine_metric, Element>>;
+  cache_type cache({.max_entries = o.n}, std::move(learning), llmgate::static_threshold{0.80f}, {}, {}, {},
+                   llmgate::hnsw_index_factory<llmgate::cosine_metric, Element>{o.hnsw});
   const llmgate::hashing_embedder& embedder = cache.embedder();
   const llmgate::cache_scope scope({.tenant = "bench", .model = "model"});
   progress("filling the cache (HNSW M=%zu, ef_construction=%zu, ef_search=%zu, %s; one thread)", o.hnsw.m,

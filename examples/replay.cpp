@@ -206,7 +206,7 @@ int main(int argc, char** argv) {
                stream.format.c_str(), stream.requests.size(), stream.scopes.size(), stream.answers,
                o.thresholds.size() + std::size(error_bounds), o.threads);
 
-  llmgate::hnsw_parameters graph = llmgate::semantic_cache_options{}.hnsw;
+  llmgate::hnsw_parameters graph = llmgate::default_index_factory{}.parameters;
   graph.ef_construction = o.ef_construction;
   const replay::replay_input input(stream, graph);
   replay::progress_meter progress(stream.requests.size() * (o.thresholds.size() + std::size(error_bounds)));

@@ -28,6 +28,7 @@ enum class errc {
   upstream_timeout,        ///< a model server took longer than a timeout allows
   upstream_protocol_error, ///< a model server's answer breaks its protocol (bad JSON, SSE, size)
   circuit_open,            ///< a backend is resting after repeated failures
+  not_supported,           ///< the object cannot do this by design (e.g. external_embedder::embed)
 };
 
 namespace detail {
@@ -54,6 +55,7 @@ class error_category_impl final : public std::error_category {
       case errc::upstream_timeout: return "model server timed out";
       case errc::upstream_protocol_error: return "model server's answer breaks its protocol";
       case errc::circuit_open: return "backend circuit breaker is open";
+      case errc::not_supported: return "operation not supported by this object";
     }
     return "unknown llmgate error";
   }

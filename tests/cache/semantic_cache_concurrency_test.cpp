@@ -68,7 +68,7 @@ std::size_t found_again(Cache& cache, const cache_scope& scope, const std::vecto
 BOOST_AUTO_TEST_SUITE(semantic_cache_concurrency_test)
 
 BOOST_AUTO_TEST_CASE(lookups_inserts_and_feedback_run_together) {
-  basic_semantic_cache<std::string, hashing_embedder, hnsw_index<cosine_metric>, lru_eviction, adaptive_threshold>
+  basic_semantic_cache<std::string, hashing_embedder, default_index_factory, lru_eviction, adaptive_threshold>
       cache({.max_entries = 300}, hashing_embedder(), adaptive_threshold({.min_feedback = 5}));
   const std::vector<cache_scope> scopes = {cache_scope({.tenant = "a"}), cache_scope({.tenant = "b"})};
   std::atomic<int> crossed{0};
@@ -98,8 +98,8 @@ BOOST_AUTO_TEST_CASE(new_weights_are_built_while_lookups_and_inserts_go_on) {
   // The exact index keeps approximate search out of what is checked here:
   // these texts differ in one number only, which HNSW's graph navigates
   // badly (every text is equally far from every other).
-  basic_semantic_cache<std::string, hashing_embedder, flat_index<>> cache({.max_entries = 400}, refreshing_early(),
-                                                                          static_threshold{0.995f});
+  basic_semantic_cache<std::string, hashing_embedder, flat_index_factory<>> cache(
+      {.max_entries = 400}, refreshing_early(), static_threshold{0.995f});
   const cache_scope scope({.tenant = "a"});
   std::vector<std::string> texts;
   for (int i = 0; i < 600; ++i) texts.push_back("how do I configure feature " + std::to_string(i) + " of the product");
@@ -129,7 +129,7 @@ BOOST_AUTO_TEST_CASE(hnsw_indexes_are_copied_and_reweighted_while_lookups_and_in
 BOOST_AUTO_TEST_CASE(refresh_on_a_thread_of_its_own_runs_beside_lookups_and_inserts) {
   // As a gateway runs it: inserts leave re-embedding to a thread that
   // calls refresh() over and over.
-  basic_semantic_cache<std::string, hashing_embedder, flat_index<>> cache(
+  basic_semantic_cache<std::string, hashing_embedder, flat_index_factory<>> cache(
       {.max_entries = 400, .refresh_in_insert = false}, refreshing_early(), static_threshold{0.995f});
   const cache_scope scope({.tenant = "a"});
   std::vector<std::string> texts;

@@ -20,15 +20,18 @@ namespace {
 
 // Every policy that keeps state: the learning embedder, the adaptive
 // threshold, LFU's counts, HNSW's graph.
-using cache_type = basic_semantic_cache<std::string, hashing_embedder, hnsw_index<cosine_metric>, lfu_eviction,
+using cache_type = basic_semantic_cache<std::string, hashing_embedder, default_index_factory, lfu_eviction,
                                         adaptive_threshold>;
+
+// Below what fill() stores, so that the saved cache has evicted.
+constexpr std::size_t capacity = 100;
 
 constexpr adaptive_threshold_options threshold_options{.start_threshold = 0.9f, .min_feedback = 5};
 
 cache_type make_cache() {
   hashing_embedder::options_type embedder;
   embedder.first_refresh = 16;  // the weights are learned (and saved) within this test's traffic
-  return cache_type({.max_entries = 120}, hashing_embedder(embedder), adaptive_threshold(threshold_options));
+  return cache_type({.max_entries = capacity}, hashing_embedder(embedder), adaptive_threshold(threshold_options));
 }
 
 std::string question(int topic, int variant) {
@@ -69,7 +72,7 @@ void same_lookup(const semantic_lookup<std::string>& a, const semantic_lookup<st
 
 std::optional<errc> load_error(const std::filesystem::path& path) {
   try {
-    cache_type::load(path, {.max_entries = 120}, hashing_embedder(), adaptive_threshold(threshold_options));
+    cache_type::load(path, {.max_entries = capacity}, hashing_embedder(), adaptive_threshold(threshold_options));
   } catch (const llmgate::error& e) {
     return static_cast<errc>(e.code().value());
   }
@@ -97,7 +100,7 @@ BOOST_AUTO_TEST_CASE(a_loaded_cache_answers_learns_and_grows_as_the_saved_one) {
   const auto path = dir / "semantic.llmgate";
   BOOST_TEST_REQUIRE(!saved.save(path));
 
-  auto loaded = cache_type::load(path, {.max_entries = 120}, hashing_embedder(), adaptive_threshold(threshold_options));
+  auto loaded = cache_type::load(path, {.max_entries = capacity}, hashing_embedder(), adaptive_threshold(threshold_options));
   BOOST_TEST(loaded.size() == saved.size());
   BOOST_TEST(loaded.embedder().generation() == saved.embedder().generation());
   BOOST_TEST(loaded.threshold_policy().threshold() == saved.threshold_policy().threshold());
@@ -173,22 +176,22 @@ BOOST_AUTO_TEST_CASE(a_loaded_cache_searches_as_wide_as_its_options_say) {
   // A sparse graph (m 4, ef_construction 8) over texts of random words, so
   // that how widely a lookup searches decides how many texts find
   // themselves. The file keeps its graph; the search breadth is the
-  // loading options'.
+  // loading index factory's.
   using plain_cache = basic_semantic_cache<std::string>;
   hashing_embedder::options_type fixed;
   fixed.first_refresh = 0;  // no re-weighting: only the breadth differs
-  const auto options = [](std::size_t ef_search) {
-    return semantic_cache_options{.hnsw = {.m = 4, .ef_construction = 8, .ef_search = ef_search}};
+  const auto graphs = [](std::size_t ef_search) {
+    return default_index_factory{{.m = 4, .ef_construction = 8, .ef_search = ef_search}};
   };
-  plain_cache cache(options(64), hashing_embedder(fixed), static_threshold{0.999f});
+  plain_cache cache({}, hashing_embedder(fixed), static_threshold{0.999f}, {}, {}, {}, graphs(64));
   const cache_scope scope;
   const auto texts = llmgate::test::random_word_texts(2000, 11);
   for (std::size_t i = 0; i < texts.size(); ++i) cache.insert(scope, texts[i], std::to_string(i));
   llmgate::test::temporary_directory directory;
   BOOST_TEST_REQUIRE(!cache.save(directory / "cache"));
   const auto found_with = [&](std::size_t ef_search) {
-    auto loaded = plain_cache::load(directory / "cache", options(ef_search), hashing_embedder(fixed),
-                                    static_threshold{0.999f});
+    auto loaded = plain_cache::load(directory / "cache", {}, hashing_embedder(fixed), static_threshold{0.999f}, {},
+                                    {}, {}, graphs(ef_search));
     std::size_t found = 0;
     for (const auto& text : texts) found += loaded.lookup(scope, text).outcome == lookup_outcome::hit;
     return found;

@@ -20,7 +20,7 @@ namespace {
 
 // A cache with a fixed threshold, so that the tests read what they decide.
 template <class Guard = lexical_guard>
-using test_cache = basic_semantic_cache<std::string, hashing_embedder, hnsw_index<cosine_metric>, lru_eviction,
+using test_cache = basic_semantic_cache<std::string, hashing_embedder, default_index_factory, lru_eviction,
                                         static_threshold, Guard>;
 
 template <class Guard = lexical_guard>
@@ -147,7 +147,7 @@ BOOST_AUTO_TEST_CASE(inserting_what_a_lookup_missed_embeds_the_request_once) {
   };
   counting_embedder embedder;
   const auto calls = embedder.calls;
-  basic_semantic_cache<std::string, counting_embedder, hnsw_index<cosine_metric>> cache(
+  basic_semantic_cache<std::string, counting_embedder> cache(
       {}, std::move(embedder), static_threshold{0.9f});
   const cache_scope scope, other_scope(cache_scope_fields{.tenant = "other"});
   cache.insert(scope, "How do I cancel my subscription?", "Settings, then Billing.");
@@ -162,7 +162,7 @@ BOOST_AUTO_TEST_CASE(inserting_what_a_lookup_missed_embeds_the_request_once) {
   const auto again = cache.lookup(scope, "Where can I download my invoices?");
   BOOST_TEST_REQUIRE((again.outcome == lookup_outcome::hit));
   BOOST_TEST(*again.answer == "Billing, then Invoices.");
-  BOOST_TEST(again.similarity > 0.999f);
+  BOOST_TEST(again.similarity > 0.99f);  // the text's own vector, as the int8 rows score it
 
   // Another text than the one looked up is embedded anew.
   auto other_text = cache.lookup(scope, "Is there a student discount?");
@@ -173,7 +173,7 @@ BOOST_AUTO_TEST_CASE(inserting_what_a_lookup_missed_embeds_the_request_once) {
   const auto payment = cache.lookup(scope, "Which payment methods do you accept?");
   BOOST_TEST_REQUIRE((payment.outcome == lookup_outcome::hit));
   BOOST_TEST(*payment.answer == "Cards and PayPal.");
-  BOOST_TEST(payment.similarity > 0.999f);
+  BOOST_TEST(payment.similarity > 0.99f);
   BOOST_TEST((cache.lookup(scope, "Is there a student discount?").outcome == lookup_outcome::miss));
 
 }

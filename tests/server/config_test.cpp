@@ -51,14 +51,14 @@ BOOST_AUTO_TEST_CASE(a_minimal_config_gets_the_defaults) {
   BOOST_TEST(config.tenants[0].api_key == "sk-acme");
   BOOST_TEST(config.exact_cache);
   BOOST_TEST(config.semantic_threshold == 0.9);
-  BOOST_TEST(config.semantic_hnsw.ef_construction == llmgate::semantic_cache_options{}.hnsw.ef_construction);
+  BOOST_TEST(config.semantic_hnsw.ef_construction == llmgate::default_index_factory{}.parameters.ef_construction);
   BOOST_TEST(!config.snapshot_directory);
 }
 
 BOOST_AUTO_TEST_CASE(the_semantic_index_can_trade_recall_for_cpu) {
   const auto config = gateway_config::from_json(
       boost::json::parse(with("semantic_cache", R"({"hnsw": {"ef_construction": 40, "ef_search": 16}})")));
-  BOOST_TEST(config.semantic_hnsw.m == llmgate::semantic_cache_options{}.hnsw.m);  // not given: the cache's default
+  BOOST_TEST(config.semantic_hnsw.m == llmgate::default_index_factory{}.parameters.m);  // not given: the cache's default
   BOOST_TEST(config.semantic_hnsw.ef_construction == 40u);
   BOOST_TEST(config.semantic_hnsw.ef_search == 16u);
 }

@@ -10,13 +10,26 @@
 // conversation context the key policy adds) has an index of its own, so no
 // search can ever see another scope's entries.
 //
+// A lookup is two steps, so that no embedder ever runs while the cache is
+// locked (an embedder may be slow, or behind an HTTP API):
+//   cache_key key = cache.key(scope, messages);       // the key policy
+//   looked_up_vector v = cache.embed(key.text);       // no cache lock held
+//   lookup_result found = cache.search(key, std::move(v));  // shared lock
+// lookup() is the two together. A caller that embeds elsewhere (e.g.
+// asynchronously) builds the vector with looked_up_vector::of(text, values)
+// and calls search(); with external_embedder every vector comes that way.
+// search() embeds again, under the lock, only a vector made under weights a
+// learning embedder has replaced since (or of another text).
+//
 // Policies, each a concept with models beside it:
-//   Embedder        text -> vector           embed/embedder.hpp
-//   VectorIndex     nearest neighbours       index/vector_index.hpp
-//   EvictionPolicy  who leaves a full cache  cache/eviction/
-//   ThresholdPolicy when similar is enough   cache/threshold.hpp
-//   GuardPolicy     cheap vetoes             cache/guard.hpp
-//   KeyPolicy       what is compared         cache/key_policy.hpp
+//   Embedder        text -> vector             embed/embedder.hpp
+//   IndexFactory    makes each scope's index   cache/index_factory.hpp
+//                   (a VectorIndex; ReweightableIndex and PersistentIndex
+//                   are the extras it uses when the index has them)
+//   EvictionPolicy  who leaves a full cache    cache/eviction/ (configured.hpp: chosen at run time)
+//   ThresholdPolicy when similar is enough     cache/threshold.hpp (configured_threshold.hpp: at run time)
+//   GuardPolicy     cheap vetoes               cache/guard.hpp
+//   KeyPolicy       what is compared           cache/key_policy.hpp
 #pragma once
 
 #include <chrono>        // std::chrono::steady_clock
@@ -32,7 +45,6 @@
 #include <string>        // std::string
 #include <string_view>   // std::string_view
 #include <system_error>  // std::error_code
-#include <type_traits>   // std::is_constructible_v
 #include <utility>       // std::move
 #include <vector>        // std::vector
 
@@ -41,6 +53,7 @@
 #include "llmgate/cache/eviction/eviction_policy.hpp"
 #include "llmgate/cache/eviction/lru.hpp"
 #include "llmgate/cache/guard.hpp"
+#include "llmgate/cache/index_factory.hpp"  // IndexFactory, default_index_factory
 #include "llmgate/cache/key_policy.hpp"
 #include "llmgate/cache/scope.hpp"
 #include "llmgate/cache/threshold.hpp"
@@ -49,8 +62,7 @@
 #include "llmgate/detail/xxhash.hpp"  // XXH3_64bits (Debian libxxhash-dev)
 #include "llmgate/embed/embedder.hpp"
 #include "llmgate/embed/hashing_embedder.hpp"
-#include "llmgate/index/hnsw_index.hpp"
-#include "llmgate/index/vector_index.hpp"
+#include "llmgate/index/vector_index.hpp"  // VectorIndex, PersistentIndex, ReweightableIndex
 #include "llmgate/error.hpp"
 #include "llmgate/metrics/latency_histogram.hpp"
 #include "llmgate/store/snapshot_file.hpp"
@@ -72,12 +84,25 @@ enum class lookup_outcome {
   explore,  ///< answer fresh, compare with `answer`, report through feedback()
 };
 
-/// A request's vector as its lookup made it, kept for the insert that may
-/// follow a miss (see basic_semantic_cache::insert).
+/// A request's vector: made by basic_semantic_cache::embed() (or by a
+/// caller that embedded the key text elsewhere, through of()), searched
+/// with by search(), and kept in the lookup's result for the insert that
+/// may follow a miss (see basic_semantic_cache::insert).
 struct looked_up_vector {
-  std::vector<float> values;     ///< empty when the lookup embedded nothing, and after a hit
-  std::uint64_t text_hash = 0;   ///< of the key text embedded
+  std::vector<float> values;     ///< empty when nothing could be embedded, and after a hit
+  std::uint64_t text_hash = 0;   ///< of the key text embedded (hash_of)
   std::uint64_t generation = 0;  ///< of a learning embedder's weights, else 0
+
+  /// The vector of `text` made elsewhere, e.g. by an asynchronous embedder;
+  /// `generation` is the learning embedder's whose weights made it (0 for
+  /// any other embedder). Empty `values` say the text could not be
+  /// embedded: its search misses without embedding, its insert is never found.
+  static looked_up_vector of(std::string_view text, std::vector<float> values, std::uint64_t generation = 0) {
+    return {std::move(values), hash_of(text), generation};
+  }
+
+  /// The hash text_hash holds for `text`.
+  static std::uint64_t hash_of(std::string_view text) noexcept { return XXH3_64bits(text.data(), text.size()); }
 };
 
 template <class Value>
@@ -92,32 +117,14 @@ struct semantic_lookup {
   looked_up_vector request;        ///< the request's vector, on a miss or an explore
 };
 
-/// The index a semantic cache uses unless given another: HNSW over cosine
-/// similarity with a byte per vector component (simd/scaled_int8.hpp). A
-/// cache compares similarities with thresholds of two decimals, which
-/// int8's error of about 1.5e-3 leaves as they were, and half float16's
-/// bytes make both lookups and inserts cheaper.
-using default_semantic_index = hnsw_index<cosine_metric, simd::scaled_int8>;
+/// The index default_index_factory makes (cache/index_factory.hpp).
+using default_semantic_index = default_index_factory::index_type;
 
 struct semantic_cache_options {
   std::size_t max_entries = 100000;
   std::size_t neighbours = 4;  ///< nearest stored requests examined per lookup
-  /// For HNSW indexes (those constructible from a dimension and these):
-  /// a cache looks for near-duplicates, which a narrower search than
-  /// recall@10 benchmarks use finds as well on a well-built graph. Text
-  /// embeddings of short questions are hard data for a graph (most pairs
-  /// are nearly orthogonal); more links per element and a wider search per
-  /// insert pay for themselves there. On bench/cache_bench.cpp's million
-  /// questions, m 32 answered 90% of the hit queries with their stored
-  /// source against 83% with m 16 (both built with ef_construction 100;
-  /// ef_search 16 against 32, about the same lookup time), for 128 more
-  /// bytes per entry and inserts 1.2 to 1.3 times as long.
-  /// ef_construction 200 then answered 92% with ef_search 12, against 90%
-  /// for ef_construction 100 with ef_search 16, and searched a tenth
-  /// faster (the two graphs' searches alternated in one process), for
-  /// inserts about twice as long: filling the million took 898 to 931 s
-  /// against 401 to 454.
-  hnsw_parameters hnsw{.m = 32, .ef_construction = 200, .ef_search = 12};
+  // The index's parameters (HNSW's m, ef_construction, ef_search) are
+  // the IndexFactory's: see cache/index_factory.hpp.
   /// A learning embedder (hashing_embedder) proposes new weights as its
   /// documents grow (at 1,000, then at each doubling), and every stored
   /// request is then embedded again: about half a second at 65,000
@@ -136,17 +143,11 @@ struct semantic_cache_statistics {
 };
 
 template <class Value = std::string, Embedder EmbedderT = hashing_embedder,
-          VectorIndex Index = default_semantic_index, EvictionPolicy Eviction = lru_eviction,
+          IndexFactory Indexes = default_index_factory, EvictionPolicy Eviction = lru_eviction,
           ThresholdPolicy Threshold = static_threshold, GuardPolicy Guard = lexical_guard,
           KeyPolicy Key = last_user_turn>
 class basic_semantic_cache {
-  // Indexes whose vectors can be replaced on a copy keep their graph when
-  // the embedder re-weights; others are built again.
-  static constexpr bool reweightable =
-      requires(const Index& index, Index& copy, vector_id id, std::span<const float> vector) {
-        { index.copy() } -> std::same_as<Index>;
-        { copy.overwrite(id, vector) } -> std::same_as<std::error_code>;
-      };
+  using Index = typename Indexes::index_type;
   // Declared before save() and restore(), whose constraint it is.
   static constexpr bool persistent =
       PersistentIndex<Index> && requires(store::snapshot_writer& out, store::snapshot_reader& in, const Value& value) {
@@ -157,19 +158,58 @@ class basic_semantic_cache {
  public:
   using value_type = Value;
   using lookup_result = semantic_lookup<Value>;
+  using index_factory_type = Indexes;
+  using index_type = Index;
 
   explicit basic_semantic_cache(semantic_cache_options options = {}, EmbedderT embedder = EmbedderT(),
                                 Threshold threshold = Threshold(), Guard guard = Guard(),
-                                Key key = Key(), Eviction eviction = Eviction())
+                                Key key = Key(), Eviction eviction = Eviction(), Indexes indexes = Indexes())
       : options_(options), embedder_(std::move(embedder)), threshold_(std::move(threshold)),
-        guard_(std::move(guard)), key_(std::move(key)), eviction_(std::move(eviction)) {}
+        guard_(std::move(guard)), key_(std::move(key)), index_factory_(std::move(indexes)),
+        eviction_(std::move(eviction)) {}
 
-  /// Looks up a plain text request.
+  /// Step one of a lookup: what a chat request is looked up by (the key
+  /// policy's text and its scope joined with the context).
+  cache_key key(const cache_scope& scope, std::span<const chat_message> messages) const {
+    return key_.key(scope, messages);
+  }
+
+  /// Step one for a plain text request: the text itself in the scope.
+  cache_key key(const cache_scope& scope, std::string_view text) const { return {scope.hash(), std::string(text)}; }
+
+  /// Step two: embeds a key's text, holding no lock of the cache, so that
+  /// lookups and inserts go on meanwhile (a learning embedder's embed() is
+  /// safe while the cache publishes new weights; see LearningEmbedder).
+  /// The vector is empty when the embedder could not embed the text.
+  looked_up_vector embed(std::string_view key_text) const {
+    // The generation is read before embedding: weights published in between
+    // leave the vector labelled older than it is, which search() and
+    // insert() take as stale and embed again, never the other way round.
+    looked_up_vector vector{std::vector<float>(embedder_.dimension()), looked_up_vector::hash_of(key_text),
+                            weights_generation()};
+    if (embedder_.embed(key_text, vector.values)) vector.values.clear();
+    return vector;
+  }
+
+  /// Step three: searches the key's scope with `vector` (from embed(), or
+  /// looked_up_vector::of() for a vector made elsewhere) under the shared
+  /// lock. A vector of another text or of weights replaced since is
+  /// embedded again first, under the lock; an empty one of this text
+  /// misses. On a miss or an explore the result keeps the vector for
+  /// insert(std::move(result), ...).
+  lookup_result search(const cache_key& key, looked_up_vector vector) {
+    const auto started = std::chrono::steady_clock::now();
+    lookup_result result = search_key(key.scope, key.text, std::move(vector));
+    latency_.record(std::chrono::steady_clock::now() - started);
+    return result;
+  }
+
+  /// Looks up a plain text request: embed() then search().
   lookup_result lookup(const cache_scope& scope, std::string_view text) {
     return lookup_key(scope.hash(), text);
   }
 
-  /// Looks up a chat request through the key policy.
+  /// Looks up a chat request through the key policy: key(), embed(), search().
   lookup_result lookup(const cache_scope& scope, std::span<const chat_message> messages) {
     const cache_key key = key_.key(scope, messages);
     return lookup_key(key.scope, key.text);
@@ -201,6 +241,17 @@ class basic_semantic_cache {
   entry_handle insert(lookup_result&& missed, const cache_scope& scope, std::span<const chat_message> messages,
                       Value answer, answer_cost cost = {}) {
     const cache_key key = key_.key(scope, messages);
+    return insert_key(key.scope, key.text, std::move(answer), cost, &missed);
+  }
+
+  /// Stores `answer` under a key from key().
+  entry_handle insert(const cache_key& key, Value answer, answer_cost cost = {}) {
+    return insert_key(key.scope, key.text, std::move(answer), cost);
+  }
+
+  /// Stores `answer` under the key that `missed` was searched with,
+  /// keeping the vector the search used (as the inserts above).
+  entry_handle insert(lookup_result&& missed, const cache_key& key, Value answer, answer_cost cost = {}) {
     return insert_key(key.scope, key.text, std::move(answer), cost, &missed);
   }
 
@@ -293,9 +344,13 @@ class basic_semantic_cache {
   /// embedder keeps any) and the threshold's learned state replace theirs.
   /// Throws llmgate::error naming the file and the cause when it is
   /// missing, truncated, corrupt, from a newer version or of another kind.
+  /// Each index keeps the structure it was saved with (an HNSW graph its m
+  /// and ef_construction); `indexes` settles it (adopt(): an HNSW graph's
+  /// search breadth is the factory's ef_search).
   static basic_semantic_cache load(const std::filesystem::path& path, semantic_cache_options options = {},
                                    EmbedderT embedder = EmbedderT(), Threshold threshold = Threshold(),
-                                   Guard guard = Guard(), Key key = Key(), Eviction eviction = Eviction())
+                                   Guard guard = Guard(), Key key = Key(), Eviction eviction = Eviction(),
+                                   Indexes indexes = Indexes())
     requires persistent
   {
     std::error_code ec;
@@ -303,19 +358,22 @@ class basic_semantic_cache {
     if (ec) throw load_error(path, ec);
     // Built in place (the cache holds locks, so it cannot move).
     return basic_semantic_cache(in, path, options, std::move(embedder), std::move(threshold), std::move(guard),
-                                std::move(key), std::move(eviction));
+                                std::move(key), std::move(eviction), std::move(indexes));
   }
 
   const Threshold& threshold_policy() const noexcept { return threshold_; }
   const EmbedderT& embedder() const noexcept { return embedder_; }
+  const Indexes& index_factory() const noexcept { return index_factory_; }
 
  private:
   // Reads the rest of a verified snapshot, in file order: the embedder
   // first (it is a member), then everything else.
   basic_semantic_cache(store::snapshot_reader& in, const std::filesystem::path& path, semantic_cache_options options,
-                       EmbedderT embedder, Threshold threshold, Guard guard, Key key, Eviction eviction)
+                       EmbedderT embedder, Threshold threshold, Guard guard, Key key, Eviction eviction,
+                       Indexes indexes)
       : options_(options), embedder_(saved_embedder(in, std::move(embedder))), threshold_(std::move(threshold)),
-        guard_(std::move(guard)), key_(std::move(key)), eviction_(std::move(eviction)) {
+        guard_(std::move(guard)), key_(std::move(key)), index_factory_(std::move(indexes)),
+        eviction_(std::move(eviction)) {
     if constexpr (PersistentThreshold<Threshold>) threshold_.restore_from(in);
     load_statistics(in);
     serials_ = in.read<std::uint64_t>();
@@ -356,17 +414,25 @@ class basic_semantic_cache {
   static constexpr store::kind_tag file_kind{'S', 'E', 'M', 'C'};
   static constexpr std::uint32_t file_version = 1;
 
+  // lookup(): embed() with no lock held, then search_key().
   lookup_result lookup_key(const hash128& scope, std::string_view text) {
     const auto started = std::chrono::steady_clock::now();
+    lookup_result result = search_key(scope, text, embed(text));
+    latency_.record(std::chrono::steady_clock::now() - started);
+    return result;
+  }
+
+  lookup_result search_key(const hash128& scope, std::string_view text, looked_up_vector vector) {
     lookup_result result;
     result.scope = scope;
-    std::vector<float> vector(embedder_.dimension());
-    {
-      std::shared_lock lock(mutex_);
-      const auto index = indexes_.find(scope);
-      if (index != indexes_.end() && !embedder_.embed(text, vector)) {
-        const std::uint64_t generation = weights_generation();
-        for (const search_hit& hit : index->second->search(vector, options_.neighbours)) {
+    std::shared_lock lock(mutex_);
+    const auto index = indexes_.find(scope);
+    if (index != indexes_.end()) {
+      // Under the shared lock no new weights are published, so a vector
+      // of the current generation stays comparable with the indexes.
+      if (!current(vector, text)) vector = embed(text);
+      if (vector.values.size() == embedder_.dimension()) {
+        for (const search_hit& hit : index->second->search(vector.values, options_.neighbours)) {
           const auto handle = static_cast<entry_handle>(hit.id);
           const entry& e = entries_[handle];
           result.similarity = std::max(result.similarity, hit.similarity);
@@ -384,12 +450,20 @@ class basic_semantic_cache {
           result.entry_serial = e.serial;
           break;
         }
-        if (result.outcome != lookup_outcome::hit) result.request = {std::move(vector), hash_of(text), generation};
       }
-      count(result, result.outcome == lookup_outcome::hit ? &entries_[result.entry].cost : nullptr);
     }
-    latency_.record(std::chrono::steady_clock::now() - started);
+    if (result.outcome != lookup_outcome::hit) result.request = std::move(vector);
+    count(result, result.outcome == lookup_outcome::hit ? &entries_[result.entry].cost : nullptr);
     return result;
+  }
+
+  // Whether `vector` was made (or tried) for `text` under the weights
+  // embed() uses now; its values may still be empty (nothing could be
+  // embedded) or of another dimension (a caller's mistake), which count as
+  // no vector. Safe without the lock; with it, the answer holds until the
+  // lock is released.
+  bool current(const looked_up_vector& vector, std::string_view text) const {
+    return vector.text_hash == looked_up_vector::hash_of(text) && vector.generation == weights_generation();
   }
 
   bool expired(entry_handle handle) const {
@@ -414,8 +488,14 @@ class basic_semantic_cache {
     }
   }
 
+  // The vector is the one `missed` searched with when it is of this text
+  // under the current weights, else embedded before the lock is taken; only
+  // weights published in between make the insert embed under the lock.
   entry_handle insert_key(const hash128& scope, std::string_view text, Value answer, answer_cost cost,
                           lookup_result* missed = nullptr) {
+    looked_up_vector vector;
+    if (missed) vector = std::move(missed->request);
+    if (!current(vector, text)) vector = embed(text);
     if constexpr (LearningEmbedder<EmbedderT>) {
       std::optional<typename EmbedderT::weights_type> next;
       entry_handle handle;
@@ -423,13 +503,13 @@ class basic_semantic_cache {
         std::unique_lock lock(mutex_);
         embedder_.observe(text);
         if (options_.refresh_in_insert) next = claim_refresh();
-        handle = store(scope, text, std::move(answer), cost, missed);
+        handle = store(scope, text, std::move(answer), cost, std::move(vector));
       }
       if (next) reembed_under(std::move(*next));
       return handle;
     } else {
       std::unique_lock lock(mutex_);
-      return store(scope, text, std::move(answer), cost, missed);
+      return store(scope, text, std::move(answer), cost, std::move(vector));
     }
   }
 
@@ -445,7 +525,7 @@ class basic_semantic_cache {
 
   // Under the exclusive lock: makes room, stores the entry, indexes it.
   entry_handle store(const hash128& scope, std::string_view text, Value answer, answer_cost cost,
-                     lookup_result* missed) {
+                     looked_up_vector vector) {
     while (live_entries_ >= options_.max_entries && evict_one()) {}
     entry_handle handle;
     if (free_handles_.empty()) {
@@ -458,8 +538,8 @@ class basic_semantic_cache {
     entry& e = entries_[handle];
     e = entry{scope, std::string(text), std::move(answer), cost, -1.0f, ++serials_, 0, true};
     ++live_entries_;
-    if (const std::vector<float> vector = vector_of(e.text, missed); !vector.empty())
-      add_vector(indexes_, scope, handle, vector);
+    if (!current(vector, text)) vector = embed(text);  // new weights since the caller's embed()
+    if (vector.values.size() == embedder_.dimension()) add_vector(indexes_, scope, handle, vector.values);
     {
       std::lock_guard counters(counters_mutex_);
       ++statistics_.insertions;
@@ -468,28 +548,14 @@ class basic_semantic_cache {
     return handle;
   }
 
-  // Under a lock: the vector of a request being stored. The one its lookup
-  // made when that was of the same text under the weights still published
-  // (a vector depends on nothing else), else embedded now; empty when the
-  // text cannot be embedded.
-  std::vector<float> vector_of(std::string_view text, lookup_result* missed) const {
-    if (missed && missed->request.values.size() == embedder_.dimension() &&
-        missed->request.generation == weights_generation() && missed->request.text_hash == hash_of(text))
-      return std::move(missed->request.values);
-    std::vector<float> vector(embedder_.dimension());
-    if (embedder_.embed(text, vector)) vector.clear();
-    return vector;
-  }
-
-  // Under a lock: the generation of the weights embed() uses now.
+  // The generation of the weights embed() uses now (safe without the lock,
+  // as LearningEmbedder asks; under the cache's lock it does not change).
   std::uint64_t weights_generation() const {
     if constexpr (LearningEmbedder<EmbedderT>)
       return embedder_.generation();
     else
       return 0;
   }
-
-  static std::uint64_t hash_of(std::string_view text) noexcept { return XXH3_64bits(text.data(), text.size()); }
 
   // Adds a vector to its scope's index, made on first use. An entry whose
   // text cannot be embedded is stored but never found.
@@ -500,10 +566,7 @@ class basic_semantic_cache {
   }
 
   std::unique_ptr<Index> make_index() const {
-    if constexpr (std::is_constructible_v<Index, std::size_t, hnsw_parameters>)
-      return std::make_unique<Index>(embedder_.dimension(), options_.hnsw);
-    else
-      return std::make_unique<Index>(embedder_.dimension());
+    return std::make_unique<Index>(index_factory_.make(embedder_.dimension()));
   }
 
   // Vectors of two generations of weights must not be compared, so new
@@ -529,13 +592,13 @@ class basic_semantic_cache {
         texts.reserve(live_entries_);
         for (entry_handle handle = 0; handle < entries_.size(); ++handle)
           if (const entry& e = entries_[handle]; e.live) texts.push_back({handle, e.serial, e.scope, e.text});
-        if constexpr (reweightable)
+        if constexpr (ReweightableIndex<Index>)
           for (const auto& [scope, index] : indexes_) fresh.emplace(scope, std::make_unique<Index>(index->copy()));
       }
       std::vector<float> vector(embedder_.dimension());
       for (const stored_text& t : texts) {
         const bool embedded = !embedder_.embed(t.text, vector, next);
-        if constexpr (reweightable) {
+        if constexpr (ReweightableIndex<Index>) {
           // The same texts move a little under new weights: their graph
           // still serves, at a fraction of the cost of building it again.
           const auto index = fresh.find(t.scope);
@@ -687,9 +750,9 @@ class basic_semantic_cache {
       if (ec || !index || index->dimension() != embedder_.dimension() || indexes_.contains(scope))
         return ec ? ec : make_error_code(errc::corrupt_file);
       indexed += index->size();
-      // A search breadth is the options' to set; the graph is the file's.
-      if constexpr (requires { index->set_ef_search(options_.hnsw.ef_search); })
-        index->set_ef_search(options_.hnsw.ef_search);
+      // The graph is the file's; what may change between runs (a search
+      // breadth) is the factory's.
+      if constexpr (AdoptingIndexFactory<Indexes>) index_factory_.adopt(*index);
       indexes_.emplace(scope, std::make_unique<Index>(std::move(*index)));
     }
     if (indexed != live_entries_) return make_error_code(errc::corrupt_file);
@@ -717,6 +780,7 @@ class basic_semantic_cache {
   Threshold threshold_;
   Guard guard_;
   Key key_;
+  Indexes index_factory_;
 
   mutable detail::fair_shared_mutex mutex_;  // entries, indexes
   std::vector<entry> entries_;

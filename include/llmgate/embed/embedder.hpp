@@ -44,6 +44,10 @@ concept Embedder = requires(const E& e, std::string_view text, std::span<float> 
 /// - publish(weights): embed(text, out) uses these from now on;
 /// - current_weights(), generation(): what embed(text, out) uses now;
 /// - refresh(): next_weights() published at once; returns the new generation.
+/// embed(text, out), current_weights() and generation() are safe while other
+/// threads observe() and publish(): a cache embeds with no lock of its own
+/// held while it publishes new weights. Generations only grow, so a vector
+/// made after generation() read g is of weights g or newer.
 template <class E>
 concept LearningEmbedder =
     Embedder<E> && requires(E& e, const E& view, std::string_view text, std::span<float> out,

@@ -843,5 +843,7 @@ class hnsw_index {
 static_assert(PersistentIndex<hnsw_index<cosine_metric, float>> &&
               PersistentIndex<hnsw_index<cosine_metric, simd::float16>> &&
               PersistentIndex<hnsw_index<cosine_metric, simd::scaled_int8>>);
+static_assert(ReweightableIndex<hnsw_index<cosine_metric, simd::float16>> &&
+              ReweightableIndex<hnsw_index<cosine_metric, simd::scaled_int8>>);
 
 }  // namespace llmgate::inline v0

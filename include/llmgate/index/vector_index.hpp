@@ -59,4 +59,18 @@ concept PersistentIndex = VectorIndex<I> && requires(const I& view, store::snaps
   { I::load_from(in, ec) } -> std::same_as<std::optional<I>>;
 };
 
+/// An index whose vectors can be replaced in place, on a copy taken while
+/// other threads search it: a semantic cache re-weighting its vectors (the
+/// same texts under an embedder's new weights) keeps such an index's graph
+/// instead of building it again.
+/// - copy(): an independent index with the same ids, vectors and structure;
+/// - overwrite(id, v): replaces the vector of `id` and keeps its links
+///   (unknown_id or dimension_mismatch as an error code).
+template <class I>
+concept ReweightableIndex = VectorIndex<I> && requires(const I& view, I& index, vector_id id,
+                                                       std::span<const float> v) {
+  { view.copy() } -> std::same_as<I>;
+  { index.overwrite(id, v) } -> std::same_as<std::error_code>;
+};
+
 }  // namespace llmgate::inline v0

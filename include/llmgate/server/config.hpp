@@ -93,7 +93,7 @@ struct gateway_config {
   bool semantic_cache = true;
   std::uint64_t semantic_max_entries = 100'000;
   double semantic_threshold = 0.9;
-  hnsw_parameters semantic_hnsw = semantic_cache_options{}.hnsw;
+  hnsw_parameters semantic_hnsw = default_index_factory{}.parameters;
   std::uint64_t embedding_dimension = 384;
   std::string embedding_model = "llmgate-hashing";
 

@@ -254,10 +254,11 @@ class gateway {
   // The refresher thread, not a request, re-embeds the stored requests
   // when the embedder's weights are due (refresh_weights).
   semantic_cache_options semantic_options() const {
-    return {.max_entries = config_.semantic_max_entries, .hnsw = config_.semantic_hnsw, .refresh_in_insert = false};
+    return {.max_entries = config_.semantic_max_entries, .refresh_in_insert = false};
   }
   hashing_embedder embedder() const { return hashing_embedder({.dimension = config_.embedding_dimension}); }
   static_threshold threshold() const { return {static_cast<float>(config_.semantic_threshold)}; }
+  default_index_factory graphs() const { return {config_.semantic_hnsw}; }
 
   std::unique_ptr<gateway_exact_cache> load_exact_cache() {
     return load_or_make<gateway_exact_cache>(
@@ -270,11 +271,12 @@ class gateway {
       return load_or_make<gateway_semantic_cache>(
           "semantic",
           [&](const auto& path) {
-            return gateway_semantic_cache::load(path, semantic_options(), embedder(), threshold());
+            return gateway_semantic_cache::load(path, semantic_options(), embedder(), threshold(), {}, {}, {}, graphs());
           },
-          [&] { return gateway_semantic_cache(semantic_options(), embedder(), threshold()); });
+          [&] { return gateway_semantic_cache(semantic_options(), embedder(), threshold(), {}, {}, {}, graphs()); });
     } else {
-      return std::make_unique<gateway_semantic_cache>(semantic_options(), embedder(), threshold());
+      return std::make_unique<gateway_semantic_cache>(semantic_options(), embedder(), threshold(), lexical_guard{},
+                                                      last_user_turn{}, lru_eviction{}, graphs());
     }
   }
 

@@ -412,7 +412,10 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
     if (config.request_timeout_ms == 0) fail(code, "config: limits.request_timeout_ms", "must be at least 1");
   }
 
-  // backends: before models, which name them.
+  const auto* models = read::array(root, "models", "");
+  if (!models || models->empty()) fail(code, "config: models", "must list the models clients may ask for");
+
+  // backends: before the models are read, which name them.
   const auto* backends = read::array(root, "backends", "");
   if (!backends || backends->empty()) fail(code, "config: backends", "must list at least one backend");
   for (std::size_t i = 0; i < backends->size(); ++i) {
@@ -459,8 +462,6 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   auto prices = std::make_shared<price_table>();
   if (const auto* table = root.if_contains("prices")) *prices = price_table::from_json(*table);
 
-  const auto* models = read::array(root, "models", "");
-  if (!models || models->empty()) fail(code, "config: models", "must list the models clients may ask for");
   for (std::size_t i = 0; i < models->size(); ++i) {
     const std::string where = "models[" + std::to_string(i) + "]";
     model_config model;

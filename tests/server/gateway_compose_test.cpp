@@ -7,6 +7,7 @@
 // gateway refuses to start with.
 #include <cctype>      // std::toupper
 #include <chrono>      // std::chrono
+#include <cstdio>      // std::tmpfile
 #include <filesystem>  // std::filesystem::exists
 #include <map>         // std::map
 #include <memory>      // std::make_shared
@@ -169,9 +170,16 @@ BOOST_AUTO_TEST_CASE(auto_routes_coding_and_chit_chat_to_different_models) {
   BOOST_TEST(bad.status == 400u);
   BOOST_TEST(bad.json().at("error").at("param").as_string() == "x-llmgate-preferences");
 
+  // Or by the request's own field, which is not sent upstream.
+  const auto field = post(server.port(), "/v1/chat/completions",
+                          R"({"model": "auto", "llmgate_preferences": "cost=1",
+                              "messages": [{"role": "user", "content": "tell me a third joke"}]})", "key-acme");
+  BOOST_TEST(field.header("x-llmgate-model") == "cheap-chat");
+  BOOST_TEST(!upstream.received().back().json().as_object().contains("llmgate_preferences"));
+
   const auto metrics = get(server.port(), "/metrics").body;
   BOOST_TEST(metrics.find("llmgate_routed_requests_total{model=\"code-model\"} 2\n") != std::string::npos, metrics);
-  BOOST_TEST(metrics.find("llmgate_routed_requests_total{model=\"cheap-chat\"} 2\n") != std::string::npos);
+  BOOST_TEST(metrics.find("llmgate_routed_requests_total{model=\"cheap-chat\"} 3\n") != std::string::npos);
 }
 
 
@@ -232,6 +240,34 @@ BOOST_AUTO_TEST_CASE(auto_routes_by_a_registry_learned_from_the_shared_routing_d
   BOOST_TEST(ask(server.port(), "hi! how are you doing today?", "auto", &headers) == "answered by " + cheapest);
   BOOST_TEST(headers["x-llmgate-model"] == cheapest, headers["x-llmgate-route"]);
   BOOST_TEST(headers["x-llmgate-backend"] == "cheap-backend");
+}
+
+BOOST_AUTO_TEST_CASE(a_routed_request_is_logged_with_its_model_and_reasons) {
+  upstream_server upstream;
+  upstream.on("/v1/chat/completions", echo_model);
+  upstream.start();
+  std::FILE* log = std::tmpfile();
+  auto config = routed_config(upstream.url("/v1"));
+  config.log_requests = true;
+  {
+    gateway server(config, log);
+    server.start();
+    ask(server.port(), coding_question, "auto");
+    ask(server.port(), coding_question, "code-model");
+  }
+  std::rewind(log);
+  std::string text;
+  for (int c; (c = std::fgetc(log)) != EOF;) text += static_cast<char>(c);
+  std::fclose(log);
+  std::vector<json::object> requests;
+  for (std::size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1) {
+    auto line = json::parse(text.substr(at, end - at)).as_object();
+    if (line.contains("path")) requests.push_back(std::move(line));
+  }
+  BOOST_REQUIRE(requests.size() == 2u);
+  BOOST_TEST(requests[0].at("model").as_string() == "code-model");
+  BOOST_TEST(requests[0].at("route").as_string().starts_with("chose code-model"));
+  BOOST_TEST(!requests[1].contains("model"));  // named its model: not routed
 }
 
 BOOST_AUTO_TEST_CASE(without_a_router_auto_is_no_model) {

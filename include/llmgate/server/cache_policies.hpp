@@ -19,6 +19,7 @@
 // beyond the chosen policy's own.
 #pragma once
 
+#include <algorithm> // std::min
 #include <atomic>    // std::atomic (the clock's offset)
 #include <chrono>    // std::chrono::steady_clock
 #include <cstdint>   // std::uint64_t

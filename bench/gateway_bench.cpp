@@ -311,9 +311,9 @@ llmgate::gateway_config bench_config(unsigned short upstream_port, const std::st
   llmgate::gateway_config config;
   config.port = 0;
   config.threads = threads;
-  config.models = {"bench-model"};
   config.backends = {{.name = "upstream", .base_url = "http://127.0.0.1:" + std::to_string(upstream_port) + "/v1",
                       .retries = 0}};
+  config.models = {{.name = "bench-model", .backends = {"upstream"}}};
   config.tenants = {{"bench", "bench-key"}};
   config.log_requests = false;
   config.exact_cache = caches != "off";

@@ -5,8 +5,9 @@
 // the file and says what it found. The configuration's form is described
 // in include/llmgate/server/config.hpp; examples/gateway.json is one.
 //
-// Exit status: 0 done; 1 the server failed; 2 the options or the
-// configuration are wrong.
+// Exit status: 0 done; 1 the server failed (or could not start: a backend,
+// the router or the embedder of the configuration cannot be made, with the
+// field named); 2 the options or the configuration are wrong.
 #include <cstdio>     // std::printf, std::fprintf
 #include <exception>  // std::exception
 #include <string>     // std::string
@@ -35,9 +36,9 @@ int main(int argc, char** argv) {
   }
   if (port >= 0) config.port = static_cast<unsigned short>(port);
   if (check_only) {
-    std::printf("%s: valid; %zu models, %zu backends in fallback order, %zu tenants, listening on %s:%u\n",
-                config_path.c_str(), config.models.size(), config.backends.size(), config.tenants.size(),
-                config.address.c_str(), unsigned{config.port});
+    std::printf("%s: valid; %zu models, %zu backends, %s, %zu tenants, listening on %s:%u\n", config_path.c_str(),
+                config.models.size(), config.backends.size(), config.router ? "routing \"auto\"" : "no router",
+                config.tenants.size(), config.address.c_str(), unsigned{config.port});
     return 0;
   }
   llmgate::map_large_allocations();  // a long-running server: freed caches' memory goes back

@@ -36,8 +36,8 @@ gateway_config test_config(const std::string& upstream_url) {
   gateway_config config;
   config.port = 0;
   config.threads = 2;
-  config.models = {"test-model"};
   config.backends = {{.name = "upstream", .base_url = upstream_url, .retries = 0}};
+  config.models = {{.name = "test-model", .backends = {"upstream"}}};
   config.prices = std::make_shared<price_table>(
       price_table::from_json(json::parse(R"({"test-model": {"input": 1.0, "output": 2.0}})")));
   config.tenants = {{"acme", "key-acme"}, {"globex", "key-globex"}};
@@ -178,7 +178,10 @@ BOOST_FIXTURE_TEST_CASE(bad_requests_get_openai_errors, gateway_fixture) {
 }
 
 BOOST_AUTO_TEST_CASE(the_demo_backend_answers_offline_and_honours_max_tokens) {
-  gateway_fixture f([](gateway_config& config) { config.backends = {{.name = "demo", .kind = "demo"}}; });
+  gateway_fixture f([](gateway_config& config) {
+    config.backends = {{.name = "demo", .kind = "demo"}};
+    config.models[0].backends = {"demo"};
+  });
   const auto whole = f.ask("Tell me a long story about a lighthouse keeper");
   BOOST_TEST(whole.header("x-llmgate-backend") == "demo");
   BOOST_TEST(whole.json().at("choices").at(0).at("finish_reason").as_string() == "stop");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>   // std::function
+#include <memory>       // std::shared_ptr
 #include <optional>     // std::optional
 #include <string>       // std::string
 #include <string_view>  // std::string_view
@@ -13,6 +14,9 @@
 #include "llmgate/cache/scope.hpp"      // cache_scope
 
 namespace llmgate::inline v0 {
+
+struct routing_decision;  // route/router.hpp: what a router stage chose, and why
+class preferences;        // route/preferences.hpp: how much a user cares about each quality
 
 /// Where an answer came from.
 enum class cache_outcome { miss, exact, semantic };
@@ -32,6 +36,9 @@ struct request_context {
   // Set by the caller.
   std::string tenant = {};      ///< whose request: part of every cache scope
   chunk_handler on_chunk = {};  ///< set to stream: receives the answer piece by piece, cached or not
+  /// A request's own preferences for a router stage (instead of the
+  /// router's defaults); owned by the caller, alive while the pipeline runs.
+  const preferences* route_preferences = nullptr;
 
   // Set by the stages.
   /// The request's cache scope, kept by the first cache stage that computes
@@ -43,8 +50,12 @@ struct request_context {
   float similarity = 0;   ///< of the nearest stored request the semantic cache saw (0: none)
   std::string backend = {};  ///< the backend that answered; empty for a cached answer
   double saved_usd = 0;   ///< what the cached answer cost when it was computed
-  /// Set by the stage that served a cached answer: tells it whether the
-  /// answer was right (a wrong one stops serving).
+  /// Set by a router stage that chose the request's model: its decision.
+  std::shared_ptr<const routing_decision> route = {};
+  /// Set by the stages that want to hear whether the answer was right: the
+  /// one that served a cached answer (a wrong one stops serving), a router
+  /// stage (its feedback ledger). A stage that sets it when another stage
+  /// already did calls both.
   std::function<void(bool correct)> feedback = {};
 
   bool streaming() const noexcept { return static_cast<bool>(on_chunk); }

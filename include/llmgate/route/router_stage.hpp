@@ -1,43 +1,75 @@
 // router_stage: the pipeline stage that picks the request's model with a
-// router, when the caller left the choice open (no model, or "auto"). It
-// routes on the last user message under the router's default preferences,
-// sets request.model to the chosen model's name and passes the request on;
-// a thumbs up or down given through context.feedback then reaches the
-// router's feedback for that model, task type and domain (unless a later
-// stage set its own). Place it after the caches (a cached answer needs no
-// model) and before the backend that serves the registry's models:
+// router, when the caller left the choice open (no model, "auto", or one
+// of the aliases in its options). It routes on the last user message under
+// the request's own preferences (context.route_preferences) or else the
+// router's defaults, sets request.model to the chosen model's name, keeps
+// the decision in context.route and passes the request on; a thumbs up or
+// down given through context.feedback then reaches the router's feedback
+// for that model, task type and domain, and whatever a later stage asked
+// to hear as well (a cache stage that served the answer).
 //
-//   llmgate::pipeline answer{llmgate::exact_cache_stage(exact),
-//                            llmgate::router_stage(router),
+// Where it goes: before the caches, the cache scope holds the chosen
+// model, so a routed request shares answers with requests that name that
+// model, and a change of routing (after feedback) never serves another
+// model's stored answer; the router then runs on hits too. After the
+// caches, "auto" is a scope of its own and a hit skips the router:
+//
+//   llmgate::pipeline answer{llmgate::router_stage(router),
+//                            llmgate::exact_cache_stage(exact),
 //                            llmgate::backend_stage(models)};
 #pragma once
 
-#include <memory>  // std::make_shared
-#include <string>  // std::string
+#include <algorithm>  // std::find
+#include <memory>     // std::make_shared
+#include <string>     // std::string
+#include <utility>    // std::move
+#include <vector>     // std::vector
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
 
 #include "llmgate/backend/chat.hpp"  // chat_request, chat_response, detail::content_text
 #include "llmgate/pipeline/request_context.hpp"
+#include "llmgate/route/preferences.hpp"
 #include "llmgate/route/router.hpp"
 
 namespace llmgate::inline v0 {
+
+struct router_stage_options {
+  /// Model names that ask the router to choose, besides "" and "auto".
+  std::vector<std::string> aliases = {};
+};
 
 /// Router: a basic_router, owned by the caller, alive while the pipeline runs.
 template <class Router>
 class router_stage {
  public:
-  explicit router_stage(Router& router) noexcept : router_(&router) {}
+  explicit router_stage(Router& router, router_stage_options options = {}) noexcept
+      : router_(&router), options_(std::move(options)) {}
+
+  /// Whether a request for `model` is routed.
+  bool routes(const std::string& model) const noexcept {
+    return model.empty() || model == "auto" ||
+           std::find(options_.aliases.begin(), options_.aliases.end(), model) != options_.aliases.end();
+  }
 
   template <class Next>
   boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
-    if (!request.model.empty() && request.model != "auto") co_return co_await next(request, context);
+    if (!routes(request.model)) co_return co_await next(request, context);
 
-    auto decision = std::make_shared<const routing_decision>(router_->route(last_user_text(request)));
+    const std::string text = last_user_text(request);
+    auto decision = std::make_shared<const routing_decision>(
+        context.route_preferences ? router_->route(text, *context.route_preferences) : router_->route(text));
     request.model = std::string(decision->model);
+    context.route = decision;
     chat_response response = co_await next(request, context);
+    auto to_router = [router = router_, decision = std::move(decision)](bool good) { router->feedback(*decision, good); };
     if (!context.feedback)
-      context.feedback = [router = router_, decision](bool good) { router->feedback(*decision, good); };
+      context.feedback = std::move(to_router);
+    else
+      context.feedback = [later = std::move(context.feedback), to_router = std::move(to_router)](bool good) {
+        later(good);
+        to_router(good);
+      };
     co_return response;
   }
 
@@ -49,6 +81,7 @@ class router_stage {
   }
 
   Router* router_;
+  router_stage_options options_;
 };
 
 }  // namespace llmgate::inline v0

@@ -7,6 +7,7 @@
 #include <chrono>       // std::chrono
 #include <cstdint>      // std::uint64_t
 #include <cstdio>       // std::snprintf
+#include <functional>   // std::less
 #include <map>          // std::map
 #include <mutex>        // std::mutex, std::lock_guard
 #include <string>       // std::string
@@ -30,6 +31,8 @@ struct request_outcome {
   std::uint64_t completion_tokens = 0;
   double cost_usd = 0;
   double saved_usd = 0;
+  std::string_view model = {};  ///< the model a router chose (alive while the router is); empty: not routed
+  std::string route = {};       ///< the router's reasons, for the log; empty: not routed or not logged
 };
 
 class gateway_metrics {
@@ -50,6 +53,11 @@ class gateway_metrics {
     t.latency.record(r.latency);
     ++statuses_[r.status];
     latency_.record(r.latency);
+    if (!r.model.empty()) {
+      auto routed = routed_.find(r.model);
+      if (routed == routed_.end()) routed = routed_.emplace(std::string(r.model), 0).first;
+      ++routed->second;
+    }
     if (!r.backend.empty()) {
       auto& b = backends_[r.backend];
       ++b.calls;
@@ -91,6 +99,11 @@ class gateway_metrics {
     family(out, "llmgate_backend_errors_total", "counter", "Requests a backend failed.");
     for (const auto& [name, b] : backends_)
       line(out, "llmgate_backend_errors_total", "backend=\"" + escape(name) + "\"", static_cast<double>(b.errors));
+    if (!routed_.empty()) {
+      family(out, "llmgate_routed_requests_total", "counter", "Chat requests the router sent to each model.");
+      for (const auto& [model, count] : routed_)
+        line(out, "llmgate_routed_requests_total", "model=\"" + escape(model) + "\"", static_cast<double>(count));
+    }
     family(out, "llmgate_http_responses_total", "counter", "HTTP responses by status.");
     for (const auto& [status, count] : statuses_)
       line(out, "llmgate_http_responses_total", "status=\"" + std::to_string(status) + "\"",
@@ -124,10 +137,16 @@ class gateway_metrics {
                           {"latency_ms", percentiles(b.latency)}});
     boost::json::object all = tenant_json("all", total);
     all["latency_ms"] = percentiles(latency_);
-    return {{"uptime_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
-            {"total", std::move(all)},
-            {"tenants", std::move(tenants)},
-            {"backends", std::move(backends)}};
+    boost::json::object stats{{"uptime_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
+                              {"total", std::move(all)},
+                              {"tenants", std::move(tenants)},
+                              {"backends", std::move(backends)}};
+    if (!routed_.empty()) {
+      boost::json::object routed;
+      for (const auto& [model, count] : routed_) routed[model] = count;
+      stats["routed"] = std::move(routed);
+    }
+    return stats;
   }
 
  private:
@@ -205,6 +224,7 @@ class gateway_metrics {
   std::map<std::string, tenant_counts> tenants_;
   std::map<std::string, backend_counts> backends_;
   std::map<unsigned, std::uint64_t> statuses_;
+  std::map<std::string, std::uint64_t, std::less<>> routed_;  // by the model a router chose
   latency_histogram latency_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };

@@ -22,6 +22,9 @@ class request_log {
   /// requests disabled still writes events.
   explicit request_log(bool enabled = true, std::FILE* out = stderr) : enabled_(enabled), out_(out) {}
 
+  /// Whether request lines are written (events always are).
+  bool requests_enabled() const noexcept { return enabled_ && out_; }
+
   void write(std::string_view method, std::string_view path, const request_outcome& r, bool streamed) {
     if (!enabled_ || !out_) return;
     const auto now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -38,6 +41,10 @@ class request_log {
                              {"completion_tokens", r.completion_tokens},
                              {"cost_usd", r.cost_usd},
                              {"saved_usd", r.saved_usd}};
+    if (!r.model.empty()) {
+      line["model"] = r.model;
+      line["route"] = r.route;
+    }
     const std::string text = boost::json::serialize(line) + "\n";
     std::lock_guard lock(mutex_);
     std::fputs(text.c_str(), out_);

@@ -20,25 +20,32 @@
 
 namespace llmgate::inline v0 {
 
-/// Appends `response` to `out` as it goes on the wire. Content-Length and
-/// Connection are whatever the fields say: call prepare_payload() and
-/// keep_alive() first.
-inline void append_response_bytes(const boost::beast::http::response<boost::beast::http::string_body>& response,
-                                  std::string& out) {
+/// Appends the status line and fields of `header` to `out` as they go on
+/// the wire, with the blank line that ends them.
+template <class Fields>
+void append_header_bytes(const boost::beast::http::header<false, Fields>& header, std::string& out) {
   char status[4];
-  const auto end = std::to_chars(status, status + sizeof status, response.result_int()).ptr;
-  out.append(response.version() == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+  const auto end = std::to_chars(status, status + sizeof status, header.result_int()).ptr;
+  out.append(header.version() == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
   out.append(status, end);
   out.push_back(' ');
-  out.append(response.reason());
+  out.append(header.reason());
   out.append("\r\n");
-  for (const auto& field : response) {
+  for (const auto& field : header) {
     out.append(field.name_string());
     out.append(": ");
     out.append(field.value());
     out.append("\r\n");
   }
   out.append("\r\n");
+}
+
+/// Appends `response` to `out` as it goes on the wire. Content-Length and
+/// Connection are whatever the fields say: call prepare_payload() and
+/// keep_alive() first.
+inline void append_response_bytes(const boost::beast::http::response<boost::beast::http::string_body>& response,
+                                  std::string& out) {
+  append_header_bytes(response.base(), out);
   out.append(response.body());
 }
 

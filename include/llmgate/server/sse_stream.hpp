@@ -2,35 +2,37 @@
 // events, over HTTP/1.1 chunked transfer: the role chunk first, then each
 // content chunk as it comes, the usage chunk, and data: [DONE]. Headers go
 // out with the first event, so that they can say what the pipeline did
-// before it (cache outcome, backend).
+// before it (cache outcome, backend). The bytes go to a response_stream
+// (the connection's session, or a test's buffer), framed here as
+// Beast's make_chunk and make_chunk_last frame them: "<hex size>\r\n<data>\r\n"
+// and "0\r\n\r\n".
 //
 // Arguments to coroutines are named objects, never temporaries: GCC 12
 // destroys some temporaries of a co_await expression too early.
 #pragma once
 
 #include <cstdint>      // std::int64_t
+#include <cstdio>       // std::snprintf
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
 
-#include <boost/asio/awaitable.hpp>      // boost::asio::awaitable
-#include <boost/asio/buffer.hpp>         // boost::asio::buffer
-#include <boost/asio/use_awaitable.hpp>  // boost::asio::use_awaitable
-#include <boost/asio/write.hpp>          // boost::asio::async_write
-#include <boost/beast/core/tcp_stream.hpp>  // boost::beast::tcp_stream
-#include <boost/beast/http.hpp>          // response, empty_body, make_chunk
-#include <boost/json/object.hpp>         // boost::json::object
-#include <boost/json/serialize.hpp>      // boost::json::serialize
+#include <boost/asio/awaitable.hpp>          // boost::asio::awaitable
+#include <boost/beast/http/empty_body.hpp>   // boost::beast::http::empty_body
+#include <boost/beast/http/message.hpp>      // boost::beast::http::response
+#include <boost/json/object.hpp>             // boost::json::object
+#include <boost/json/serialize.hpp>          // boost::json::serialize
 
-#include "llmgate/backend/chat.hpp"  // chat_chunk, to_json
+#include "llmgate/backend/chat.hpp"           // chat_chunk, to_json
+#include "llmgate/server/exchange.hpp"        // response_stream
+#include "llmgate/server/response_bytes.hpp"  // append_header_bytes
 
 namespace llmgate::inline v0 {
 
 class sse_stream {
  public:
-  sse_stream(boost::beast::tcp_stream& stream, std::string id, std::string model, std::int64_t created,
-             bool keep_alive)
-      : stream_(stream), id_(std::move(id)), model_(std::move(model)), created_(created), keep_alive_(keep_alive) {}
+  sse_stream(response_stream& out, std::string id, std::string model, std::int64_t created, bool keep_alive)
+      : out_(out), id_(std::move(id)), model_(std::move(model)), created_(created), keep_alive_(keep_alive) {}
 
   /// Adds a header; only before start().
   void header(std::string_view name, std::string_view value) { header_.set(name, value); }
@@ -49,8 +51,9 @@ class sse_stream {
     header_.set(http::field::cache_control, "no-cache");
     header_.keep_alive(keep_alive_);
     header_.chunked(true);
-    http::response_serializer<http::empty_body> serializer(header_);
-    co_await http::async_write_header(stream_, serializer, boost::asio::use_awaitable);
+    bytes_.clear();
+    append_header_bytes(header_.base(), bytes_);
+    co_await out_.write(bytes_);
     boost::json::object role = to_json(chat_chunk{}, id_, model_, created_);
     role["choices"].as_array()[0].as_object()["delta"] = boost::json::object{{"role", "assistant"}, {"content", ""}};
     const std::string data = boost::json::serialize(role);
@@ -70,19 +73,15 @@ class sse_stream {
 
   /// data: [DONE], then the end of the chunked body.
   boost::asio::awaitable<void> finish() {
-    namespace http = boost::beast::http;
     co_await event("[DONE]");
-    auto last = http::make_chunk_last();
-    co_await boost::asio::async_write(stream_, last, boost::asio::use_awaitable);
+    co_await out_.write(last_chunk);
   }
 
   /// An error event, then the end of the body without data: [DONE], so
   /// the client knows the answer broke off.
   boost::asio::awaitable<void> fail(const boost::json::object& error) {
-    namespace http = boost::beast::http;
     co_await send(error);
-    auto last = http::make_chunk_last();
-    co_await boost::asio::async_write(stream_, last, boost::asio::use_awaitable);
+    co_await out_.write(last_chunk);
   }
 
   const std::string& id() const noexcept { return id_; }
@@ -90,21 +89,27 @@ class sse_stream {
   std::int64_t created() const noexcept { return created_; }
 
  private:
+  static constexpr std::string_view last_chunk = "0\r\n\r\n";
+
+  // One event as one chunk of the body. Not a coroutine: the bytes live in
+  // bytes_ until the write completes, which the caller awaits at once.
   boost::asio::awaitable<void> event(std::string_view data) {
-    namespace http = boost::beast::http;
-    std::string text = "data: ";
-    text.append(data).append("\n\n");
-    auto chunk = http::make_chunk(boost::asio::buffer(text));
-    co_await boost::asio::async_write(stream_, chunk, boost::asio::use_awaitable);
+    const std::size_t size = data.size() + 8;  // "data: " and "\n\n"
+    char hex[20];
+    const int digits = std::snprintf(hex, sizeof hex, "%zx", size);
+    bytes_.clear();
+    bytes_.append(hex, static_cast<std::size_t>(digits)).append("\r\ndata: ").append(data).append("\n\n\r\n");
+    return out_.write(bytes_);
   }
 
-  boost::beast::tcp_stream& stream_;
+  response_stream& out_;
   boost::beast::http::response<boost::beast::http::empty_body> header_;
   std::string id_;
   std::string model_;
   std::int64_t created_;
   bool keep_alive_;
   bool started_ = false;
+  std::string bytes_;  // the bytes being written; reused
 };
 
 }  // namespace llmgate::inline v0

@@ -1,0 +1,54 @@
+// access_keys: who a request's key says it comes from. Tenants send
+// "Authorization: Bearer <tenant key>"; the admin key opens the admin
+// views, as a Bearer token or as ?key= (a browser opening the dashboard).
+#pragma once
+
+#include <string>         // std::string
+#include <string_view>    // std::string_view
+#include <unordered_map>  // key -> tenant
+
+#include <boost/beast/http/field.hpp>  // boost::beast::http::field
+
+#include "llmgate/server/config.hpp"     // gateway_config
+#include "llmgate/server/responses.hpp"  // http_request
+
+namespace llmgate::inline v0 {
+
+class access_keys {
+ public:
+  explicit access_keys(const gateway_config& config) : admin_key_(config.admin_key) {
+    for (const auto& tenant : config.tenants) tenant_of_key_[tenant.api_key] = tenant.name;
+  }
+
+  /// The tenant whose key the request carries, or nullptr.
+  const std::string* tenant_of(const http_request& request) const {
+    const std::string_view authorization = request[boost::beast::http::field::authorization];
+    constexpr std::string_view bearer = "Bearer ";
+    if (!authorization.starts_with(bearer)) return nullptr;
+    const auto found = tenant_of_key_.find(std::string(authorization.substr(bearer.size())));
+    return found == tenant_of_key_.end() ? nullptr : &found->second;
+  }
+
+  /// Whether the request carries the admin key (never, when none is set).
+  bool admin(const http_request& request) const {
+    if (admin_key_.empty()) return false;
+    const std::string_view authorization = request[boost::beast::http::field::authorization];
+    if (authorization == "Bearer " + admin_key_) return true;
+    const std::string_view target = request.target();
+    const auto query = target.find('?');
+    if (query == std::string_view::npos) return false;
+    for (std::string_view rest = target.substr(query + 1); !rest.empty();) {
+      const auto end = rest.find('&');
+      if (rest.substr(0, end) == "key=" + admin_key_) return true;
+      if (end == std::string_view::npos) break;
+      rest.remove_prefix(end + 1);
+    }
+    return false;
+  }
+
+ private:
+  std::string admin_key_;
+  std::unordered_map<std::string, std::string> tenant_of_key_;
+};
+
+}  // namespace llmgate::inline v0

@@ -1,0 +1,95 @@
+// exchange: what a handler is given for one request, so that it is a
+// function of the request that a test can call without a socket:
+//
+//   request     the parsed HTTP request;
+//   tenant      whose key it carries (routes that need a tenant key);
+//   out         where a handler that streams its response (SSE) writes
+//               bytes: the connection, or a test's buffer;
+//   deadline    the request timeout, which cancels what the handler
+//               waits for when it expires;
+//   keep_alive  whether the connection stays open after this response
+//               (the client asked for it and the gateway is not draining).
+//
+// A handler answers with a whole response, which the session writes, or
+// with nothing once it wrote (streamed) its own through `out`.
+#pragma once
+
+#include <chrono>       // std::chrono::milliseconds
+#include <cstdint>      // std::uint64_t
+#include <memory>       // std::enable_shared_from_this, std::shared_ptr
+#include <optional>     // std::optional
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <utility>      // std::exchange
+
+#include <boost/asio/any_io_executor.hpp>       // boost::asio::any_io_executor
+#include <boost/asio/awaitable.hpp>             // boost::asio::awaitable
+#include <boost/asio/cancellation_signal.hpp>   // boost::asio::cancellation_signal
+#include <boost/asio/steady_timer.hpp>          // boost::asio::steady_timer
+
+#include "llmgate/server/responses.hpp"  // http_request, http_response
+
+namespace llmgate::inline v0 {
+
+/// Where a streamed response's bytes go.
+class response_stream {
+ public:
+  /// Writes all of `bytes`; they must stay alive until it completes.
+  virtual boost::asio::awaitable<void> write(std::string_view bytes) = 0;
+
+ protected:
+  ~response_stream() = default;
+};
+
+/// A connection's request timeout. While armed, its expiry emits a
+/// terminal cancellation on slot(), to which the session binds the
+/// coroutine that serves the connection: whatever the handler awaits is
+/// cancelled, and the handler ends by throwing. Cheaper than a second
+/// coroutine racing a timer. Held by shared_ptr: a late expiry finds it alive.
+class request_deadline : public std::enable_shared_from_this<request_deadline> {
+ public:
+  static std::shared_ptr<request_deadline> make(const boost::asio::any_io_executor& executor) {
+    return std::shared_ptr<request_deadline>(new request_deadline(executor));
+  }
+
+  boost::asio::cancellation_slot slot() noexcept { return cancel_.slot(); }
+
+  void arm(std::chrono::milliseconds timeout) {
+    const std::uint64_t number = ++armed_;
+    answering_ = number;
+    timer_.expires_after(timeout);
+    timer_.async_wait([self = shared_from_this(), number](const boost::system::error_code& ec) {
+      if (ec || self->answering_ != number) return;  // disarmed in time, or a late expiry
+      self->timed_out_ = true;
+      self->cancel_.emit(boost::asio::cancellation_type::terminal);
+    });
+  }
+
+  /// Disarms; true when the deadline passed (the handler was cancelled).
+  bool disarm() {
+    answering_ = 0;
+    timer_.cancel();
+    return std::exchange(timed_out_, false);
+  }
+
+ private:
+  explicit request_deadline(const boost::asio::any_io_executor& executor) : timer_(executor) {}
+
+  boost::asio::steady_timer timer_;
+  boost::asio::cancellation_signal cancel_;
+  std::uint64_t armed_ = 0;
+  std::uint64_t answering_ = 0;  // the number of the request being answered; 0: none
+  bool timed_out_ = false;
+};
+
+struct exchange {
+  const http_request& request;
+  response_stream& out;
+  request_deadline& deadline;
+  bool keep_alive = true;
+  const std::string* tenant = nullptr;  ///< set by the dispatch table for routes that need a tenant key
+};
+
+using handler_result = boost::asio::awaitable<std::optional<http_response>>;
+
+}  // namespace llmgate::inline v0

@@ -1,0 +1,301 @@
+// POST /v1/chat/completions: a chat request through the gateway's pipeline
+// (the user's stages, the router, the exact and semantic caches, the
+// model's backends), answered whole or streamed as server-sent events.
+//
+// Before the pipeline: the body is parsed (400), the model checked (404:
+// a configured model, or "auto" and the router's aliases when there is a
+// router), the request's own routing preferences read (header
+// x-llmgate-preferences, else the body's "llmgate_preferences", which is
+// not sent on; 400 when they cannot be read), and a place taken in the
+// admission gate (429 with Retry-After when full). The pipeline runs under
+// the request timeout (504). Responses say what happened in
+// x-llmgate-cache, x-llmgate-similarity and x-llmgate-backend, and for a
+// routed request x-llmgate-model (the model chosen) and x-llmgate-route
+// (why, in short); the usage carries cost_usd, and saved_usd for a cached
+// answer. Every request is counted in the metrics and logged once.
+//
+// The chat fields are read and written in four functions only:
+// parse_chat_body, take_preferences_field, usage_event and completion_body.
+#pragma once
+
+#include <algorithm>    // std::find
+#include <chrono>       // std::chrono
+#include <charconv>     // std::to_chars
+#include <cstdint>      // std::int64_t, std::uint64_t
+#include <exception>    // std::exception_ptr
+#include <optional>     // std::optional
+#include <stdexcept>    // std::invalid_argument
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <utility>      // std::pair, std::move
+
+#include <boost/asio/awaitable.hpp>            // boost::asio::awaitable
+#include <boost/asio/this_coro.hpp>            // boost::asio::this_coro::reset_cancellation_state
+#include <boost/json/monotonic_resource.hpp>   // arenas for a request's JSON
+#include <boost/json/parse.hpp>                // boost::json::parse
+
+#include "llmgate/backend/backend_error.hpp"     // backend_error
+#include "llmgate/backend/chat.hpp"              // chat_request, chat_response, chat_chunk, parse_chat_request
+#include "llmgate/pipeline/request_context.hpp"  // request_context
+#include "llmgate/route/preferences.hpp"         // preferences
+#include "llmgate/route/router.hpp"              // routing_decision
+#include "llmgate/server/admission.hpp"          // admission_gate
+#include "llmgate/server/config.hpp"             // gateway_config
+#include "llmgate/server/exchange.hpp"           // exchange, handler_result
+#include "llmgate/server/feedback_registry.hpp"  // feedback_registry
+#include "llmgate/server/metrics.hpp"            // gateway_metrics, request_outcome
+#include "llmgate/server/model_backends.hpp"     // model_index
+#include "llmgate/server/request_log.hpp"        // request_log
+#include "llmgate/server/response_bytes.hpp"     // append_completion_body
+#include "llmgate/server/response_ids.hpp"       // response_ids
+#include "llmgate/server/responses.hpp"          // json_response, error_response
+#include "llmgate/server/routing.hpp"            // route_summary
+#include "llmgate/server/sse_stream.hpp"         // sse_stream
+
+namespace llmgate::inline v0 {
+
+/// What every worker's chat handler shares; owned by the gateway.
+struct chat_services {
+  const gateway_config* config;
+  const model_index* models;
+  admission_gate* admission;
+  feedback_registry* feedback;
+  gateway_metrics* metrics;
+  request_log* log;
+  response_ids* ids;
+};
+
+/// Pipeline: the worker's pipeline (pipeline.hpp), alive while the handler is.
+template <class Pipeline>
+class chat_handler {
+ public:
+  chat_handler(const chat_services& services, Pipeline& pipeline) : s_(services), pipeline_(&pipeline) {}
+
+  handler_result operator()(exchange& e) { return answer(e); }
+
+ private:
+  handler_result answer(exchange& e) {
+    namespace http = boost::beast::http;
+    const auto started = std::chrono::steady_clock::now();
+    request_outcome outcome{.tenant = *e.tenant};
+    const auto finish = [&](http_response response, bool streamed = false) {
+      outcome.status = response.result_int();
+      outcome.latency = std::chrono::steady_clock::now() - started;
+      s_.metrics->record(outcome);
+      s_.log->write("POST", "/v1/chat/completions", outcome, streamed);
+      return std::optional<http_response>(std::move(response));
+    };
+
+    chat_request request;
+    if (auto problem = parse_chat_body(e.request.body(), request)) co_return finish(std::move(*problem));
+    if (!known_model(request.model))
+      co_return finish(error_response(http_status::not_found,
+                                      "The model `" + request.model + "` does not exist or you do not have access to it.",
+                                      "invalid_request_error", "model_not_found", "model"));
+    std::optional<preferences> wanted;
+    if (auto problem = read_preferences(e, request, wanted)) co_return finish(std::move(*problem));
+
+    const std::chrono::milliseconds timeout(s_.config->request_timeout_ms);
+    const auto ticket = co_await s_.admission->enter(timeout);
+    if (!ticket) {
+      auto response = error_response(http_status::too_many_requests,
+                                     "The gateway is at its limit of concurrent requests; retry shortly.",
+                                     "rate_limit_error", "rate_limit_exceeded");
+      response.set(http::field::retry_after, "1");
+      co_return finish(std::move(response));
+    }
+
+    const std::int64_t created = unix_now();
+    const std::uint64_t answer_number = s_.ids->next();
+    sse_stream sse(e.out, s_.ids->id(answer_number), request.model, created, e.keep_alive);
+    request_context context{.tenant = *e.tenant};
+    if (wanted) context.route_preferences = &*wanted;
+    if (request.stream) {
+      context.on_chunk = [&](const chat_chunk& chunk) -> boost::asio::awaitable<void> {
+        if (!sse.started()) {
+          outcome_headers(context, [&](auto name, auto value) { sse.header(name, value); });
+          co_await sse.start();
+        }
+        if (chunk.content_delta.empty() && !chunk.finish_reason && chunk.tool_call_deltas.empty())
+          co_return;  // usage: sent once at the end, with its cost
+        co_await sse.send(chunk);
+      };
+    }
+
+    // The pipeline runs in this coroutine; past the deadline, what it waits
+    // for is cancelled and it ends by throwing.
+    e.deadline.arm(timeout);
+    chat_response response;
+    std::exception_ptr failure;
+    try {
+      response = co_await (*pipeline_)(request, context);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    const bool timed_out = e.deadline.disarm();
+    if (timed_out) co_await boost::asio::this_coro::reset_cancellation_state();  // to answer the 504
+    outcome.cache = context.cache;
+    outcome.backend = context.backend;
+    if (context.route) {
+      outcome.model = context.route->model;
+      if (s_.log->requests_enabled()) outcome.route = context.route->reasons();
+    }
+
+    if (failure || timed_out) {
+      auto [status, body] = !timed_out ? error_of(failure, outcome)
+                                       : std::pair(http_status::gateway_timeout,
+                                                   openai_error("The model did not answer within " +
+                                                                    std::to_string(timeout.count()) + " ms.",
+                                                                "timeout_error", "timeout"));
+      if (!sse.started()) {
+        auto reply = json_response(status, body);
+        if (!outcome.backend.empty()) reply.set("x-llmgate-backend", outcome.backend);
+        co_return finish(std::move(reply));
+      }
+      co_await sse.fail(body);  // the client sees the error and the end of the stream, no [DONE]
+      finish(http_response(status, 11), true);
+      co_return std::nullopt;
+    }
+
+    outcome.prompt_tokens = response.usage.prompt_tokens;
+    outcome.completion_tokens = response.usage.completion_tokens;
+    outcome.cost_usd = response.cost_usd;
+    outcome.saved_usd = context.saved_usd;
+    if (context.feedback) s_.feedback->remember(answer_number, *e.tenant, std::move(context.feedback));
+    if (request.stream) {
+      if (!sse.started()) {  // an answer with nothing to stream
+        outcome_headers(context, [&](auto name, auto value) { sse.header(name, value); });
+        co_await sse.start();
+      }
+      const boost::json::object usage = usage_event(response, context, sse);
+      co_await sse.send(usage);
+      co_await sse.finish();
+      finish(http_response(http_status::ok, 11), true);
+      co_return std::nullopt;
+    }
+    auto reply = text_response("application/json", completion_body(response, context, sse.id(), created));
+    outcome_headers(context, [&](auto name, auto value) { reply.set(name, value); });
+    co_return finish(std::move(reply));
+  }
+
+  bool known_model(const std::string& model) const {
+    if (s_.models->find(model) != model_index::npos) return true;
+    const auto& router = s_.config->router;
+    return router && std::find(router->aliases.begin(), router->aliases.end(), model) != router->aliases.end();
+  }
+
+  // The request's own preferences: the header's, else the body field's
+  // (taken out of the request either way, so that it is neither sent on
+  // nor part of the cache scope); a 400 when they cannot be read.
+  std::optional<http_response> read_preferences(const exchange& e, chat_request& request,
+                                                std::optional<preferences>& wanted) const {
+    const std::string_view header = e.request["x-llmgate-preferences"];
+    const std::optional<std::string> field = take_preferences_field(request);
+    const std::string_view spec = !header.empty() ? header : field ? std::string_view(*field) : std::string_view();
+    if (spec.empty()) return std::nullopt;
+    try {
+      wanted = preferences::parse(spec);
+    } catch (const std::invalid_argument& problem) {
+      return error_response(http_status::bad_request, problem.what(), "invalid_request_error", "invalid_preferences",
+                            !header.empty() ? "x-llmgate-preferences" : "llmgate_preferences");
+    }
+    return std::nullopt;
+  }
+
+  // ---- the chat fields: read and written here only --------------------------
+
+  // Fills `request` from a chat body, or returns the 400 to answer. The
+  // parsed JSON lives in an arena on the stack: the request copies what it
+  // keeps into storage of its own.
+  static std::optional<http_response> parse_chat_body(const std::string& body, chat_request& request) {
+    unsigned char buffer[4096];
+    boost::json::monotonic_resource arena(buffer, sizeof buffer);
+    boost::system::error_code ec;
+    const boost::json::value json = boost::json::parse(body, ec, &arena);
+    if (ec)
+      return error_response(http_status::bad_request, "We could not parse the JSON body of your request: " + ec.message(),
+                            "invalid_request_error", "invalid_json");
+    try {
+      request = parse_chat_request(json);
+    } catch (const error& e) {
+      return error_response(http_status::bad_request, e.what(), "invalid_request_error", "invalid_request");
+    }
+    return std::nullopt;
+  }
+
+  // The body's "llmgate_preferences", removed from the request's parameters.
+  static std::optional<std::string> take_preferences_field(chat_request& request) {
+    const auto found = request.parameters.find("llmgate_preferences");
+    if (found == request.parameters.end()) return std::nullopt;
+    std::optional<std::string> spec;
+    if (const auto* text = found->value().if_string()) spec.emplace(*text);
+    else spec.emplace("?");  // not a string: refused as unreadable
+    request.parameters.erase(found);
+    return spec;
+  }
+
+  // The last event of a stream: the answer's usage with what it cost and,
+  // for a cached answer, what it saved.
+  static boost::json::object usage_event(const chat_response& response, const request_context& context,
+                                         const sse_stream& sse) {
+    boost::json::object event = to_json(chat_chunk{}, sse.id(), sse.model(), sse.created());
+    boost::json::object usage = to_json(response.usage);
+    usage["cost_usd"] = response.cost_usd;
+    if (context.cache != cache_outcome::miss) usage["saved_usd"] = context.saved_usd;
+    event["usage"] = std::move(usage);
+    return event;
+  }
+
+  // The chat.completion body of an answer, under the gateway's id and time.
+  static std::string completion_body(const chat_response& response, const request_context& context,
+                                     const std::string& id, std::int64_t created) {
+    std::string body;
+    body.reserve(384 + response.content.size() + response.model.size());
+    append_completion_body(body, response, id, created,
+                           context.cache != cache_outcome::miss ? std::optional(context.saved_usd) : std::nullopt);
+    return body;
+  }
+
+  // ---------------------------------------------------------------------------
+
+  // The status and error object a failed pipeline answers with: 502 and
+  // the upstream's own error object for a backend failure, 500 otherwise.
+  static std::pair<http_status, boost::json::object> error_of(std::exception_ptr failure, request_outcome& outcome) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const backend_error& e) {
+      outcome.backend = e.backend();
+      return {http_status::bad_gateway, boost::json::object{{"error", e.error_object()}}};
+    } catch (const std::exception& e) {
+      return {http_status::internal_server_error,
+              openai_error(std::string("The gateway failed: ") + e.what(), "server_error", "internal_error")};
+    }
+  }
+
+  // x-llmgate-cache, -similarity and -backend, and for a routed request
+  // -model and -route, through `set(name, value)`.
+  template <class SetHeader>
+  static void outcome_headers(const request_context& context, SetHeader set) {
+    char similarity[32];
+    const auto end = std::to_chars(similarity, similarity + sizeof similarity, static_cast<double>(context.similarity),
+                                   std::chars_format::fixed, 4).ptr;
+    set("x-llmgate-cache", to_string(context.cache));
+    set("x-llmgate-similarity", std::string_view(similarity, static_cast<std::size_t>(end - similarity)));
+    if (!context.backend.empty()) set("x-llmgate-backend", context.backend);
+    if (context.route) {
+      set("x-llmgate-model", context.route->model);
+      const std::string summary = route_summary(*context.route);
+      set("x-llmgate-route", std::string_view(summary));
+    }
+  }
+
+  static std::int64_t unix_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+
+  const chat_services& s_;
+  Pipeline* pipeline_;
+};
+
+}  // namespace llmgate::inline v0

@@ -1,0 +1,145 @@
+// session<Stream>: one client connection. Reads requests and answers them
+// in order (HTTP/1.1 keep-alive), on the thread that accepted it, until
+// the client or a drain closes it:
+//   - an idle connection waits at most idle_timeout for its next request;
+//   - a body over max_body_bytes gets 413 and the connection closes;
+//   - each request goes to the dispatch table; a whole response is written
+//     from a buffer the session keeps (its capacity serves the next one),
+//     a streamed one was written by its handler through the session
+//     (response_stream);
+//   - while a handler runs the session is busy, and a drain lets it finish.
+// Stream: boost::beast::tcp_stream, or a stream layered on one (TLS).
+#pragma once
+
+#include <atomic>       // std::atomic
+#include <chrono>       // std::chrono::seconds
+#include <cstdint>      // std::uint64_t
+#include <exception>    // std::exception
+#include <functional>   // std::function
+#include <memory>       // std::enable_shared_from_this, std::shared_ptr
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+
+#include <boost/asio/as_tuple.hpp>   // boost::asio::as_tuple
+#include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
+#include <boost/asio/ip/tcp.hpp>     // boost::asio::ip::tcp::socket::shutdown_send
+#include <boost/asio/post.hpp>       // boost::asio::post
+#include <boost/asio/use_awaitable.hpp>  // boost::asio::use_awaitable
+#include <boost/asio/write.hpp>      // boost::asio::async_write
+#include <boost/beast/core/flat_buffer.hpp>  // boost::beast::flat_buffer
+#include <boost/beast/core/stream_traits.hpp>  // boost::beast::get_lowest_layer
+#include <boost/beast/http/error.hpp>   // boost::beast::http::error::body_limit
+#include <boost/beast/http/parser.hpp>  // boost::beast::http::request_parser
+#include <boost/beast/http/read.hpp>    // boost::beast::http::async_read
+#include <boost/beast/http/write.hpp>   // boost::beast::http::async_write
+
+#include "llmgate/server/dispatch.hpp"        // dispatch_table
+#include "llmgate/server/exchange.hpp"        // exchange, response_stream, request_deadline
+#include "llmgate/server/response_bytes.hpp"  // append_response_bytes
+
+namespace llmgate::inline v0 {
+
+struct session_options {
+  std::uint64_t max_body_bytes = 1 << 20;
+  std::chrono::steady_clock::duration idle_timeout = std::chrono::seconds(60);
+  /// The response to a body over max_body_bytes; the session closes after it.
+  http_response too_large = {};
+  /// Told of each 413 (the metrics count it).
+  std::function<void()> on_too_large = {};
+};
+
+/// What the listener needs of a session to drain it, whatever its stream.
+class session_base {
+ public:
+  virtual ~session_base() = default;
+  /// Closes the connection (from any thread), unless it is answering a
+  /// request and `busy_too` is false.
+  virtual void close(bool busy_too) = 0;
+};
+
+template <class Stream>
+class session final : public session_base,
+                      public response_stream,
+                      public std::enable_shared_from_this<session<Stream>> {
+ public:
+  session(Stream stream, const dispatch_table& routes, const session_options& options, const std::atomic<bool>& stopping)
+      : stream_(std::move(stream)), routes_(routes), options_(options), stopping_(stopping),
+        deadline_(request_deadline::make(stream_.get_executor())) {}
+
+  /// The request timeout's slot: bind the coroutine of run() to it.
+  boost::asio::cancellation_slot slot() { return deadline_->slot(); }
+
+  /// Serves the connection until it closes; `done` is called at the end
+  /// (the listener forgets the session there).
+  template <class Done>
+  boost::asio::awaitable<void> run(Done done) {
+    namespace http = boost::beast::http;
+    auto self = this->shared_from_this();  // alive until the end, even when the listener lets go
+    boost::beast::flat_buffer buffer;
+    auto& lowest = boost::beast::get_lowest_layer(stream_);
+    try {
+      while (!stopping_) {
+        http::request_parser<http::string_body> parser;
+        parser.body_limit(options_.max_body_bytes);
+        lowest.expires_after(options_.idle_timeout);
+        auto [ec, bytes] = co_await http::async_read(stream_, buffer, parser,
+                                                     boost::asio::as_tuple(boost::asio::use_awaitable));
+        if (ec == http::error::body_limit) {
+          if (options_.on_too_large) options_.on_too_large();
+          auto response = options_.too_large;
+          co_await http::async_write(stream_, response, boost::asio::use_awaitable);
+          break;
+        }
+        if (ec) break;
+        lowest.expires_never();  // the request timeout applies instead
+        busy_ = true;
+        const http_request& request = parser.get();
+        exchange e{.request = request, .out = *this, .deadline = *deadline_,
+                   .keep_alive = request.keep_alive() && !stopping_};
+        auto response = co_await routes_(e);
+        if (response) {
+          response->keep_alive(request.keep_alive() && !stopping_);
+          response->prepare_payload();
+          wire_.clear();
+          append_response_bytes(*response, wire_);
+          co_await boost::asio::async_write(stream_, boost::asio::buffer(wire_), boost::asio::use_awaitable);
+          if (wire_.capacity() > max_kept_wire_bytes) std::string().swap(wire_);  // a dashboard page, say
+          if (!response->keep_alive()) break;
+        } else if (!e.keep_alive) {
+          break;
+        }
+        busy_ = false;
+      }
+    } catch (const std::exception&) {
+      // The client went away mid-answer: nothing left to tell it.
+    }
+    boost::system::error_code ignored;
+    lowest.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+    done(self);
+  }
+
+  void close(bool busy_too) override {
+    boost::asio::post(stream_.get_executor(), [self = this->shared_from_this(), busy_too] {
+      if (busy_too || !self->busy_) boost::beast::get_lowest_layer(self->stream_).socket().close();
+    });
+  }
+
+  boost::asio::awaitable<void> write(std::string_view bytes) override {
+    co_await boost::asio::async_write(stream_, boost::asio::buffer(bytes.data(), bytes.size()),
+                                      boost::asio::use_awaitable);
+  }
+
+ private:
+  static constexpr std::size_t max_kept_wire_bytes = 64 * 1024;
+
+  Stream stream_;
+  const dispatch_table& routes_;
+  const session_options& options_;
+  const std::atomic<bool>& stopping_;
+  std::shared_ptr<request_deadline> deadline_;
+  bool busy_ = false;  // while a request is being answered
+  std::string wire_;   // the bytes of the response being written; its capacity is kept for the next
+};
+
+}  // namespace llmgate::inline v0

@@ -1,0 +1,156 @@
+// The gateway's handlers and dispatch table as functions of a request,
+// with no socket: a test builds the request, calls the handler and reads
+// the response (or, for a streamed answer, the bytes it wrote).
+#include <string>  // std::string
+#include <vector>  // std::vector
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include "llmgate/backend/scripted_backend.hpp"
+#include "llmgate/pipeline/backend_stage.hpp"
+#include "llmgate/pipeline/pipeline.hpp"
+#include "llmgate/server/dispatch.hpp"
+#include "llmgate/server/handlers/chat.hpp"
+#include "llmgate/server/handlers/health.hpp"
+#include "llmgate/server/handlers/models.hpp"
+
+namespace {
+
+using namespace llmgate;
+namespace http = boost::beast::http;
+
+// A response_stream that keeps what it is sent.
+struct recorded_stream final : response_stream {
+  std::string bytes;
+  boost::asio::awaitable<void> write(std::string_view more) override {
+    bytes.append(more);
+    co_return;
+  }
+};
+
+http_request request_of(http::verb method, std::string target, std::string body = {}, std::string key = {}) {
+  http_request request(method, target, 11);
+  if (!key.empty()) request.set(http::field::authorization, "Bearer " + key);
+  request.body() = std::move(body);
+  request.prepare_payload();
+  return request;
+}
+
+gateway_config small_config() {
+  gateway_config config;
+  config.backends = {{.name = "scripted", .kind = "demo"}};
+  config.models = {{.name = "m", .backends = {"scripted"}}};
+  config.tenants = {{"acme", "key-acme"}};
+  config.admin_key = "admin";
+  return config;
+}
+
+// Runs `handler` on `e` to its end, as a session would (deadline bound).
+template <class Handler>
+std::optional<http_response> run(boost::asio::io_context& io, Handler& handler, exchange& e) {
+  auto done = boost::asio::co_spawn(io, handler(e), boost::asio::use_future);
+  io.restart();
+  io.run();
+  return done.get();
+}
+
+struct fixture {
+  boost::asio::io_context io;
+  recorded_stream out;
+  std::shared_ptr<request_deadline> deadline = request_deadline::make(io.get_executor());
+  gateway_config config = small_config();
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(handlers_test, fixture)
+
+BOOST_AUTO_TEST_CASE(models_and_health_answer_from_the_request_alone) {
+  const auto request = request_of(http::verb::get, "/v1/models");
+  exchange e{.request = request, .out = out, .deadline = *deadline};
+  const auto models = models_handler(config)(e);
+  BOOST_TEST(models.result_int() == 200u);
+  BOOST_TEST(models.body() == R"({"object":"list","data":[{"id":"m","object":"model","created":0,"owned_by":"llmgate"},)"
+                              R"({"id":"llmgate-hashing","object":"model","created":0,"owned_by":"llmgate"}]})");
+  std::atomic<bool> draining{false};
+  BOOST_TEST(health_handler{&draining}(e).body() == R"({"status":"ok"})");
+  draining = true;
+  BOOST_TEST(health_handler{&draining}(e).result_int() == 503u);
+}
+
+BOOST_AUTO_TEST_CASE(the_dispatch_table_checks_keys_paths_and_methods) {
+  const access_keys keys(config);
+  dispatch_table routes(keys);
+  routes.add(http::verb::get, "/v1/models", route_access::tenant,
+             [](exchange& e) { return text_response("text/plain", "for " + *e.tenant); })
+      .add(http::verb::get, "/admin/stats", route_access::admin, [](exchange&) { return text_response("text/plain", "stats"); })
+      .add(http::verb::get, "/healthz", route_access::open, [](exchange&) { return text_response("text/plain", "ok"); });
+  const auto answer = [&](http::verb method, std::string target, std::string key = {}) {
+    const auto request = request_of(method, std::move(target), {}, std::move(key));
+    exchange e{.request = request, .out = out, .deadline = *deadline};
+    return *run(io, routes, e);
+  };
+  BOOST_TEST(answer(http::verb::get, "/v1/models", "key-acme").body() == "for acme");
+  BOOST_TEST(answer(http::verb::get, "/v1/models?x=1", "key-acme").body() == "for acme");
+  BOOST_TEST(answer(http::verb::get, "/v1/models", "key-nobody").result_int() == 401u);
+  BOOST_TEST(answer(http::verb::post, "/v1/models", "key-acme").result_int() == 405u);
+  BOOST_TEST(answer(http::verb::post, "/v1/models").result_int() == 401u);
+  BOOST_TEST(answer(http::verb::get, "/v1/other", "key-acme").result_int() == 404u);
+  BOOST_TEST(answer(http::verb::get, "/admin/stats", "key-acme").result_int() == 401u);
+  BOOST_TEST(answer(http::verb::get, "/admin/stats?key=admin").body() == "stats");
+  BOOST_TEST(answer(http::verb::get, "/healthz").body() == "ok");
+}
+
+BOOST_AUTO_TEST_CASE(the_chat_handler_answers_whole_and_streamed_without_a_socket) {
+  scripted_backend model("scripted", [](const chat_request& request) {
+    chat_response response;
+    response.model = request.model;
+    response.content = "Answer to: " + detail::content_text(request.messages.back().content);
+    response.finish_reason = "stop";
+    response.usage = {.prompt_tokens = 3, .completion_tokens = 4};
+    return response;
+  });
+  pipeline<backend_stage<scripted_backend>> answer{backend_stage(model)};
+  const model_index models(config);
+  admission_gate admission(4, 4);
+  feedback_registry feedback;
+  gateway_metrics metrics;
+  request_log log(false, nullptr);
+  response_ids ids;
+  const chat_services services{&config, &models, &admission, &feedback, &metrics, &log, &ids};
+  chat_handler<decltype(answer)> chat(services, answer);
+  const std::string tenant = "acme";
+
+  const auto whole_request = request_of(http::verb::post, "/v1/chat/completions",
+                                        R"({"model": "m", "messages": [{"role": "user", "content": "hi"}]})");
+  exchange whole{.request = whole_request, .out = out, .deadline = *deadline, .tenant = &tenant};
+  const auto response = run(io, chat, whole);
+  BOOST_REQUIRE(response.has_value());
+  BOOST_TEST(response->result_int() == 200u);
+  BOOST_TEST(response->at("x-llmgate-backend") == "scripted");
+  const auto body = boost::json::parse(response->body());
+  BOOST_TEST(body.at("choices").at(0).at("message").at("content").as_string() == "Answer to: hi");
+  BOOST_TEST(out.bytes.empty());
+
+  const auto streamed_request = request_of(http::verb::post, "/v1/chat/completions",
+      R"({"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]})");
+  exchange streamed{.request = streamed_request, .out = out, .deadline = *deadline, .tenant = &tenant};
+  BOOST_TEST(!run(io, chat, streamed).has_value());  // it wrote its own response
+  BOOST_TEST(out.bytes.starts_with("HTTP/1.1 200 OK\r\n"));
+  BOOST_TEST(out.bytes.find("Transfer-Encoding: chunked\r\n") != std::string::npos);
+  BOOST_TEST(out.bytes.find("data: [DONE]\n\n\r\n0\r\n\r\n") != std::string::npos);
+  BOOST_TEST(out.bytes.find("Answer") != std::string::npos);
+
+  const auto unknown = request_of(http::verb::post, "/v1/chat/completions",
+                                  R"({"model": "nope", "messages": [{"role": "user", "content": "hi"}]})");
+  exchange missing{.request = unknown, .out = out, .deadline = *deadline, .tenant = &tenant};
+  BOOST_TEST(run(io, chat, missing)->result_int() == 404u);
+  BOOST_TEST(metrics.stats().at("total").at("requests").to_number<int>() == 3);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

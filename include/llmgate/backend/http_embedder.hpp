@@ -15,7 +15,6 @@
 // options.normalize is false.
 #pragma once
 
-#include <cmath>         // std::sqrt
 #include <cstddef>       // std::size_t
 #include <deque>         // std::deque
 #include <future>        // std::promise
@@ -36,6 +35,7 @@
 
 #include "llmgate/backend/backend.hpp"
 #include "llmgate/backend/backend_error.hpp"
+#include "llmgate/backend/detail/unit_vector.hpp"  // detail::copy_unit_vector
 #include "llmgate/embed/embedder.hpp"
 #include "llmgate/error.hpp"
 
@@ -141,12 +141,7 @@ class http_embedder {
   }
 
   std::error_code deliver(const std::vector<float>& vector, std::span<float> out) const {
-    if (vector.size() != out.size()) return errc::dimension_mismatch;
-    double norm = 0;
-    for (const float x : vector) norm += static_cast<double>(x) * x;
-    const float scale = options_.normalize && norm > 0 ? static_cast<float>(1 / std::sqrt(norm)) : 1.0f;
-    for (std::size_t i = 0; i < vector.size(); ++i) out[i] = vector[i] * scale;
-    return {};
+    return detail::copy_unit_vector(vector, out, options_.normalize);
   }
 
   http_embedder_options options_;

@@ -10,7 +10,9 @@
 // making a lone caller wait for company.
 //
 // The embedder runs its backend on an io_context and thread of its own;
-// embed() must not be called from that thread. Vectors are scaled to unit
+// embed() must not be called from that thread. Its caller waits for the
+// answer: code on an io thread uses async_http_embedder instead, which
+// suspends only the request that waits. Vectors are scaled to unit
 // length (the Embedder concept's vectors are meant for cosine) unless
 // options.normalize is false.
 #pragma once

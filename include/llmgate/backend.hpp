@@ -1,11 +1,13 @@
 // The backend area: chat and embedding types, the Backend concept, the
 // HTTP client, the OpenAI-compatible, Ollama and Anthropic adapters, retries,
-// fallbacks, the circuit breaker, prices, the blocking facade and the HTTP
-// embedder.
+// fallbacks, the circuit breaker, prices, the blocking facade, the HTTP
+// embedder and the asynchronous embedders (AsyncEmbedder).
 #pragma once
 
 #include "llmgate/backend/anthropic_backend.hpp"
 #include "llmgate/backend/any_backend.hpp"
+#include "llmgate/backend/async_embedder.hpp"
+#include "llmgate/backend/async_http_embedder.hpp"
 #include "llmgate/backend/backend.hpp"
 #include "llmgate/backend/backend_error.hpp"
 #include "llmgate/backend/blocking.hpp"
@@ -16,6 +18,7 @@
 #include "llmgate/backend/fallback.hpp"
 #include "llmgate/backend/http_client.hpp"
 #include "llmgate/backend/http_embedder.hpp"
+#include "llmgate/backend/inline_embedder.hpp"
 #include "llmgate/backend/ndjson_parser.hpp"
 #include "llmgate/backend/ollama_backend.hpp"
 #include "llmgate/backend/openai_backend.hpp"

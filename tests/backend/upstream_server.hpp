@@ -13,6 +13,10 @@
 //
 // Replies queued with enqueue() are used first, oldest first; then the
 // handler given to on(); a path with neither answers 404.
+//
+// A reply with `hold` set waits, before its first byte, until the test
+// calls release(hold); other connections are served meanwhile, so a test
+// can stall one request and watch the others complete.
 #pragma once
 
 #include <algorithm>    // std::equal
@@ -22,6 +26,7 @@
 #include <deque>        // std::deque
 #include <functional>   // std::function
 #include <map>          // std::map
+#include <set>          // std::set
 #include <mutex>        // std::mutex, std::lock_guard
 #include <string>       // std::string
 #include <string_view>  // std::string_view
@@ -29,9 +34,11 @@
 #include <utility>      // std::move, std::pair
 #include <vector>       // std::vector
 
+#include <boost/asio/as_tuple.hpp>       // a released hold's cancelled wait as a value
 #include <boost/asio/co_spawn.hpp>       // net::co_spawn
 #include <boost/asio/detached.hpp>       // net::detached
 #include <boost/asio/io_context.hpp>     // net::io_context
+#include <boost/asio/post.hpp>           // net::post
 #include <boost/asio/ip/tcp.hpp>         // tcp::acceptor, tcp::socket
 #include <boost/asio/steady_timer.hpp>   // delays
 #include <boost/asio/use_awaitable.hpp>  // net::use_awaitable
@@ -80,6 +87,7 @@ struct reply {
   bool close_connection = false;    ///< "Connection: close", then close
   bool close_silently = false;      ///< close after the reply without saying so (an idle timeout)
   std::string raw = {};             ///< when set: these bytes verbatim, then close
+  std::string hold = {};            ///< when set: wait for release(hold) before answering
 
   static reply json(const json::value& body, unsigned status = 200) {
     return {.status = status, .headers = {{"Content-Type", "application/json"}},
@@ -197,6 +205,15 @@ class upstream_server {
     queued_[std::move(path)].push_back(std::move(answer));
   }
 
+  /// Lets the replies held under `name` go, now and from now on. Any thread.
+  void release(std::string name) {
+    net::post(io_, [this, name = std::move(name)] {
+      released_.insert(name);
+      for (auto* gate : gates_[name]) gate->cancel();
+      gates_.erase(name);
+    });
+  }
+
   /// Requests received so far, to `path` only when given.
   std::size_t requests(std::string_view path = {}) const {
     std::lock_guard lock(mutex_);
@@ -266,6 +283,7 @@ class upstream_server {
 
   // Returns whether the connection stays open for the next request.
   net::awaitable<bool> send(net::ip::tcp::socket& socket, const reply& out, bool keep_alive) {
+    if (!out.hold.empty()) co_await held(out.hold);
     co_await wait(out.first_byte_delay);
     if (!out.raw.empty()) {
       co_await net::async_write(socket, net::buffer(out.raw), net::use_awaitable);
@@ -304,6 +322,14 @@ class upstream_server {
     co_return keep_alive && !out.close_silently;
   }
 
+  // On the server's thread, as release()'s work is: no lock needed.
+  net::awaitable<void> held(const std::string& name) {
+    if (released_.contains(name)) co_return;
+    net::steady_timer gate(io_, net::steady_timer::time_point::max());
+    gates_[name].push_back(&gate);
+    co_await gate.async_wait(net::as_tuple(net::use_awaitable));  // cancelled by release()
+  }
+
   net::awaitable<void> wait(std::chrono::milliseconds delay) {
     if (delay.count() == 0) co_return;
     net::steady_timer timer(io_, delay);
@@ -319,6 +345,8 @@ class upstream_server {
   std::map<std::string, std::deque<reply>, std::less<>> queued_;
   std::vector<received_request> received_;
   std::size_t connections_ = 0;
+  std::set<std::string, std::less<>> released_;                        // server thread only
+  std::map<std::string, std::vector<net::steady_timer*>, std::less<>> gates_;  // server thread only
 };
 
 }  // namespace llmgate::test

@@ -10,12 +10,13 @@
 // making a lone caller wait for company.
 //
 // The embedder runs its backend on an io_context and thread of its own;
-// embed() must not be called from that thread. Vectors are scaled to unit
+// embed() must not be called from that thread. Its caller waits for the
+// answer: code on an io thread uses async_http_embedder instead, which
+// suspends only the request that waits. Vectors are scaled to unit
 // length (the Embedder concept's vectors are meant for cosine) unless
 // options.normalize is false.
 #pragma once
 
-#include <cmath>         // std::sqrt
 #include <cstddef>       // std::size_t
 #include <deque>         // std::deque
 #include <future>        // std::promise
@@ -36,6 +37,7 @@
 
 #include "llmgate/backend/backend.hpp"
 #include "llmgate/backend/backend_error.hpp"
+#include "llmgate/backend/detail/unit_vector.hpp"  // detail::copy_unit_vector
 #include "llmgate/embed/embedder.hpp"
 #include "llmgate/error.hpp"
 
@@ -141,12 +143,7 @@ class http_embedder {
   }
 
   std::error_code deliver(const std::vector<float>& vector, std::span<float> out) const {
-    if (vector.size() != out.size()) return errc::dimension_mismatch;
-    double norm = 0;
-    for (const float x : vector) norm += static_cast<double>(x) * x;
-    const float scale = options_.normalize && norm > 0 ? static_cast<float>(1 / std::sqrt(norm)) : 1.0f;
-    for (std::size_t i = 0; i < vector.size(); ++i) out[i] = vector[i] * scale;
-    return {};
+    return detail::copy_unit_vector(vector, out, options_.normalize);
   }
 
   http_embedder_options options_;

@@ -3,7 +3,7 @@
 // asynchronously (so that no thread waits on the network while it holds
 // anything) and then hands the vector to the cache's two-step lookup:
 //   auto key = cache.key(scope, messages);
-//   auto vector = looked_up_vector::of(key.text, co_await remote.embed(key.text));
+//   auto vector = looked_up_vector::of(key.text, (co_await remote.embed(key.text)).vector);
 //   auto found = cache.search(key, std::move(vector));
 //   ... on a miss: cache.insert(std::move(found), key, answer, cost);
 // It only knows the dimension; it never embeds: embed() answers

@@ -42,7 +42,7 @@
 #include <boost/json/serialize.hpp>      // boost::json::serialize
 #include <boost/json/value.hpp>          // boost::json::value
 
-#include "llmgate/backend/chat.hpp"  // token_usage, to_json
+#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
 
 namespace llmgate::test {
 

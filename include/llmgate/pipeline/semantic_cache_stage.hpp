@@ -11,7 +11,7 @@
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
 
-#include "llmgate/backend/chat.hpp"
+#include "llmgate/chat/chat.hpp"  // chat_request, chat_response
 #include "llmgate/cache/semantic_cache.hpp"
 #include "llmgate/pipeline/cached_answer.hpp"
 #include "llmgate/pipeline/request_context.hpp"

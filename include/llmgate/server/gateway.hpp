@@ -489,7 +489,7 @@ class gateway {
           outcome_headers(context, [&](auto name, auto value) { sse.header(name, value); });
           co_await sse.start();
         }
-        if (chunk.content_delta.empty() && !chunk.finish_reason && chunk.tool_call_deltas.empty())
+        if (chunk.content_delta.empty() && !chunk.finish_reason && chunk.tool_call_deltas_json.empty())
           co_return;  // usage: sent once at the end, with its cost
         co_await sse.send(chunk);
       };
@@ -546,10 +546,8 @@ class gateway {
         outcome_headers(context, [&](auto name, auto value) { sse.header(name, value); });
         co_await sse.start();
       }
-      chat_chunk last;
-      boost::json::object usage_event = to_json(last, sse.id(), sse.model(), created);
-      usage_event["usage"] = usage_json(response, context);
-      co_await sse.send(usage_event);
+      const auto saved = context.cache != cache_outcome::miss ? std::optional(context.saved_usd) : std::nullopt;
+      co_await sse.send_usage(response.usage, response.cost_usd, saved);
       co_await sse.finish();
       finish(response_type(http::status::ok, 11), true);
       co_return std::nullopt;
@@ -559,17 +557,8 @@ class gateway {
     co_return finish(std::move(reply));
   }
 
-  // The usage object the client receives: the answer's, with what it cost
-  // and, for a cached answer, what it saved.
-  static boost::json::object usage_json(const chat_response& response, const request_context& context) {
-    boost::json::object usage = to_json(response.usage);
-    usage["cost_usd"] = response.cost_usd;
-    if (context.cache != cache_outcome::miss) usage["saved_usd"] = context.saved_usd;
-    return usage;
-  }
-
   // The chat.completion body of an answer, under the gateway's id and time,
-  // with the same usage object as usage_json.
+  // with the same usage object as the stream's last chunk.
   static std::string completion_body(const chat_response& response, const request_context& context,
                                      const std::string& id, std::int64_t created) {
     std::string body;

@@ -2,13 +2,15 @@
 // events, over HTTP/1.1 chunked transfer: the role chunk first, then each
 // content chunk as it comes, the usage chunk, and data: [DONE]. Headers go
 // out with the first event, so that they can say what the pipeline did
-// before it (cache outcome, backend).
+// before it (cache outcome, backend). Each event's bytes are written into
+// one buffer the stream keeps, by the OpenAI wire writers (no JSON tree).
 //
 // Arguments to coroutines are named objects, never temporaries: GCC 12
 // destroys some temporaries of a co_await expression too early.
 #pragma once
 
 #include <cstdint>      // std::int64_t
+#include <optional>     // std::optional
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
@@ -22,7 +24,7 @@
 #include <boost/json/object.hpp>         // boost::json::object
 #include <boost/json/serialize.hpp>      // boost::json::serialize
 
-#include "llmgate/backend/chat.hpp"  // chat_chunk, to_json
+#include "llmgate/chat/openai_wire.hpp"  // append_chunk_body, append_role_chunk_body, append_usage_chunk_body
 
 namespace llmgate::inline v0 {
 
@@ -51,27 +53,34 @@ class sse_stream {
     header_.chunked(true);
     http::response_serializer<http::empty_body> serializer(header_);
     co_await http::async_write_header(stream_, serializer, boost::asio::use_awaitable);
-    boost::json::object role = to_json(chat_chunk{}, id_, model_, created_);
-    role["choices"].as_array()[0].as_object()["delta"] = boost::json::object{{"role", "assistant"}, {"content", ""}};
-    const std::string data = boost::json::serialize(role);
-    co_await event(data);
+    append_role_chunk_body(begin_event(), id_, model_, created_);
+    co_await send_event();
   }
 
   boost::asio::awaitable<void> send(const chat_chunk& chunk) {
-    const std::string data = boost::json::serialize(to_json(chunk, id_, model_, created_));
-    co_await event(data);
+    append_chunk_body(begin_event(), chunk, id_, model_, created_);
+    co_await send_event();
   }
 
-  /// An event of the gateway's own (the usage with cost, an error).
+  /// The last chunk: the answer's usage with what it cost and, for a
+  /// cached answer, what it saved.
+  boost::asio::awaitable<void> send_usage(const token_usage& usage, double cost_usd,
+                                          std::optional<double> saved_usd) {
+    append_usage_chunk_body(begin_event(), usage, cost_usd, saved_usd, id_, model_, created_);
+    co_await send_event();
+  }
+
+  /// An event of the gateway's own (an error).
   boost::asio::awaitable<void> send(const boost::json::object& object) {
-    const std::string data = boost::json::serialize(object);
-    co_await event(data);
+    begin_event() += boost::json::serialize(object);
+    co_await send_event();
   }
 
   /// data: [DONE], then the end of the chunked body.
   boost::asio::awaitable<void> finish() {
     namespace http = boost::beast::http;
-    co_await event("[DONE]");
+    begin_event() += "[DONE]";
+    co_await send_event();
     auto last = http::make_chunk_last();
     co_await boost::asio::async_write(stream_, last, boost::asio::use_awaitable);
   }
@@ -90,11 +99,17 @@ class sse_stream {
   std::int64_t created() const noexcept { return created_; }
 
  private:
-  boost::asio::awaitable<void> event(std::string_view data) {
+  // The event buffer, emptied and holding "data: "; the event's data goes after it.
+  std::string& begin_event() {
+    event_.assign("data: ");
+    return event_;
+  }
+
+  // Sends the event in the buffer as one HTTP chunk.
+  boost::asio::awaitable<void> send_event() {
     namespace http = boost::beast::http;
-    std::string text = "data: ";
-    text.append(data).append("\n\n");
-    auto chunk = http::make_chunk(boost::asio::buffer(text));
+    event_.append("\n\n");
+    auto chunk = http::make_chunk(boost::asio::buffer(event_));
     co_await boost::asio::async_write(stream_, chunk, boost::asio::use_awaitable);
   }
 
@@ -105,6 +120,7 @@ class sse_stream {
   std::int64_t created_;
   bool keep_alive_;
   bool started_ = false;
+  std::string event_;  // the event being sent, kept for the next one's bytes
 };
 
 }  // namespace llmgate::inline v0

@@ -21,7 +21,7 @@ namespace llmgate::test {
 inline chat_request user_says(std::string_view text, std::string_view model = "test-model") {
   chat_request request;
   request.model = model;
-  request.messages.push_back({"user", boost::json::string(text), {}});
+  request.messages.push_back({.role = "user", .content = std::string(text)});
   return request;
 }
 

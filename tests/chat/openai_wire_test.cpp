@@ -88,7 +88,6 @@ BOOST_AUTO_TEST_CASE(request_body_has_the_bytes_of_the_tree) {
     const auto sent = json::parse(text);
     const chat_request request = parse_chat_request(sent);
     BOOST_TEST(chat_request_body(request) == json::serialize(reference::to_json(request)), text);
-    BOOST_TEST(json::parse(chat_request_body(request)) == sent, text);
     for (const std::string_view model : {std::string_view(), std::string_view("other-model")})
       for (const bool stream : {false, true})
         BOOST_TEST(chat_request_body(request, {.model = model, .stream = stream, .include_usage = stream}) ==

@@ -13,6 +13,7 @@
 #include <boost/json/serialize.hpp>  // boost::json::serialize
 #include <boost/test/unit_test.hpp>
 
+#include "llmgate/chat/openai_wire.hpp"  // parse_chat_request, chat_request_body
 #include "llmgate/pipeline/request_scope.hpp"
 
 namespace {

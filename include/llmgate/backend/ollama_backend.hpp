@@ -53,10 +53,9 @@ inline json::object ollama_request(const chat_request& request, const ollama_opt
   for (const auto& message : request.messages) {
     json::object out{{"role", message.role}, {"content", message.content}};
     const auto* tool_calls = find_field(message.extra, "tool_calls");
-    const json::value calls_value = tool_calls ? parse_json_text(tool_calls->json) : json::value();
-    if (const auto* calls = &calls_value; calls->is_array()) {
+    if (const json::value calls = tool_calls ? parse_json_text(tool_calls->json) : json::value(); calls.is_array()) {
       json::array converted;
-      for (const auto& call : calls->as_array()) {
+      for (const auto& call : calls.as_array()) {
         const auto* function = call.is_object() ? call.as_object().if_contains("function") : nullptr;
         if (!function || !function->is_object()) continue;
         json::object f = function->as_object();

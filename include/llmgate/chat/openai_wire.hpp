@@ -28,6 +28,7 @@
 
 #include "llmgate/backend/detail/json_fields.hpp"  // as_object, string_field, count_field, fail...
 #include "llmgate/chat/chat.hpp"                    // the vocabulary
+#include "llmgate/chat/detail/exact_json_parse.hpp"  // parse_exact
 #include "llmgate/chat/detail/json_appender.hpp"    // json_appender
 #include "llmgate/error.hpp"                        // llmgate::error, errc
 
@@ -55,13 +56,11 @@ inline std::string json_text(const boost::json::value& value) {
 }
 
 /// JSON text llmgate holds (a json_field, content_json, tool_calls_json)
-/// as a value; null where the text is not JSON. `storage`: as for
-/// boost::json::parse.
+/// as a value, with the numbers it was written from (parse_exact); null
+/// where the text is not JSON. `storage`: as for boost::json::parse.
 inline boost::json::value parse_json_text(std::string_view text, boost::json::storage_ptr storage = {}) {
-  boost::system::error_code ec;
-  auto value = boost::json::parse(text, ec, std::move(storage));
-  if (ec) return boost::json::value(nullptr);
-  return value;
+  boost::json::error_code ec;
+  return parse_exact(text, ec, std::move(storage));
 }
 
 /// Fields as a JSON object, for adapters that rebuild a request in

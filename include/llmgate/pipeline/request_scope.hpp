@@ -19,7 +19,7 @@
 #include "llmgate/cache/scope.hpp"                // cache_scope, generation_parameters
 #include "llmgate/chat/chat.hpp"                  // chat_request, chat_message
 #include "llmgate/chat/detail/json_appender.hpp"  // json_appender
-#include "llmgate/chat/openai_wire.hpp"           // detail::parse_json_text
+#include "llmgate/chat/detail/exact_json_parse.hpp"  // detail::parse_exact
 #include "llmgate/pipeline/request_context.hpp"   // request_context
 
 namespace llmgate::inline v0 {
@@ -64,8 +64,8 @@ class canonical_json_writer {
   /// JSON text (a passed-through field), canonically. `memory` holds its
   /// parse; text that is not JSON is written as it is.
   void text(std::string_view json, boost::json::memory_resource& memory) {
-    boost::system::error_code ec;
-    const auto parsed = boost::json::parse(json, ec, &memory);
+    boost::json::error_code ec;
+    const auto parsed = parse_exact(json, ec, &memory);
     if (ec) json_.raw(json);
     else value(parsed);
   }
@@ -114,7 +114,12 @@ inline generation_parameters generation_parameters_of(const chat_request& reques
   for (const auto& [name, json] : request.parameters) {
     if (std::find(std::begin(answer_neutral), std::end(answer_neutral), name) != std::end(answer_neutral))
       continue;
-    const boost::json::value value = detail::parse_json_text(json, &arena);
+    boost::json::error_code ec;
+    const boost::json::value value = detail::parse_exact(json, ec, &arena);
+    if (ec) {  // not JSON (a field set by hand, or a number Boost.JSON wrote as Infinity): compared as written
+      parameters.other[name] = json;
+      continue;
+    }
     if ((name == "temperature" || name == "top_p") && value.is_number()) {
       (name == "temperature" ? parameters.temperature : parameters.top_p) = value.to_number<double>();
     } else if ((name == "max_tokens" || name == "max_completion_tokens") && value.is_uint64()) {

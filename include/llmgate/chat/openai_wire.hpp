@@ -15,6 +15,7 @@
 // Network side: this header uses Boost.JSON; chat/chat.hpp does not.
 #pragma once
 
+#include <charconv>     // std::to_chars
 #include <cstdint>      // std::int64_t, std::uint64_t
 #include <optional>     // std::optional
 #include <string>       // std::string, std::to_string
@@ -50,9 +51,22 @@ inline std::string text_of(const boost::json::value& content) {
 
 /// `value` as JSON text, as boost::json::serialize writes it.
 inline std::string json_text(const boost::json::value& value) {
-  std::string text;
-  json_appender(text).value(value);
-  return text;
+  char digits[24];
+  switch (value.kind()) {  // the common scalars without a serializer
+    case boost::json::kind::int64:
+      return std::string(digits, std::to_chars(digits, digits + sizeof digits, value.get_int64()).ptr);
+    case boost::json::kind::uint64:
+      return std::string(digits, std::to_chars(digits, digits + sizeof digits, value.get_uint64()).ptr);
+    case boost::json::kind::bool_:
+      return value.get_bool() ? "true" : "false";
+    case boost::json::kind::null:
+      return "null";
+    default: {
+      std::string text;
+      json_appender(text).value(value);
+      return text;
+    }
+  }
 }
 
 /// JSON text llmgate holds (a json_field, content_json, tool_calls_json)
@@ -211,6 +225,8 @@ inline chat_request parse_chat_request(const boost::json::value& value) {
   for (std::size_t i = 0; i < messages->get_array().size(); ++i)
     request.messages.push_back(detail::parse_chat_message(
         messages->get_array()[i], "messages[" + std::to_string(i) + "]"));
+  const std::size_t named = 1 + object.contains("model") + object.contains("stream");  // and messages
+  if (object.size() > named) request.parameters.reserve(object.size() - named);
   for (const auto& field : object)
     if (field.key() != "model" && field.key() != "messages" && field.key() != "stream")
       request.parameters.push_back({std::string(field.key()), detail::json_text(field.value())});

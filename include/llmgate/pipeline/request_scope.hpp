@@ -115,7 +115,8 @@ inline generation_parameters generation_parameters_of(const chat_request& reques
     if (std::find(std::begin(answer_neutral), std::end(answer_neutral), name) != std::end(answer_neutral))
       continue;
     boost::json::error_code ec;
-    const boost::json::value value = detail::parse_exact(json, ec, &arena);
+    const auto number = detail::parse_number(json);  // most settings are numbers: no parser for them
+    const boost::json::value value = number ? *number : detail::parse_exact(json, ec, &arena);
     if (ec) {  // not JSON (a field set by hand, or a number Boost.JSON wrote as Infinity): compared as written
       parameters.other[name] = json;
       continue;

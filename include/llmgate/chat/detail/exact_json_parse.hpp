@@ -14,6 +14,7 @@
 #include <charconv>      // std::from_chars
 #include <cstddef>       // std::size_t
 #include <cstdint>       // std::int64_t, std::uint64_t
+#include <optional>      // std::optional
 #include <string>        // std::string
 #include <string_view>   // std::string_view
 #include <system_error>  // std::errc
@@ -45,7 +46,8 @@ struct exact_json_handler {
   boost::json::value_stack stack;
   std::string number;  // a number's earlier parts, where it came in pieces
 
-  explicit exact_json_handler(boost::json::storage_ptr storage) : stack(std::move(storage)) {}
+  exact_json_handler(boost::json::storage_ptr storage, unsigned char* buffer, std::size_t size)
+      : stack(std::move(storage), buffer, size) {}
 
   bool on_document_begin(ec_type&) { return true; }
   bool on_document_end(ec_type&) { return true; }
@@ -84,12 +86,53 @@ struct exact_json_handler {
 /// `ec` set where it is not one JSON value.
 inline boost::json::value parse_exact(std::string_view text, boost::json::error_code& ec,
                                       boost::json::storage_ptr storage = {}) {
-  boost::json::basic_parser<exact_json_handler> parser(boost::json::parse_options(), storage);
+  unsigned char buffer[512];  // the parser's working stack, on this one while it fits (as boost::json::parse does)
+  boost::json::basic_parser<exact_json_handler> parser(boost::json::parse_options(), storage, buffer, sizeof buffer);
   parser.handler().stack.reset(std::move(storage));
   const std::size_t read = parser.write_some(false, text.data(), text.size(), ec);
   if (!ec && read < text.size()) ec = boost::json::error::extra_data;
   if (ec) return boost::json::value(nullptr);
   return parser.handler().stack.release();
+}
+
+/// The value of `text` when it is one JSON number that Boost.JSON's parser
+/// reads as an int64, a uint64 or a finite double (read exactly), as
+/// parse_exact gives it but without a parser; nothing otherwise. Settings
+/// such as temperature and max_tokens are read this way.
+inline std::optional<boost::json::value> parse_number(std::string_view text) {
+  const auto digit = [&](std::size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+  std::size_t i = text.starts_with('-') ? 1 : 0;
+  if (i < text.size() && text[i] == '0') ++i;
+  else if (!digit(i)) return std::nullopt;
+  else while (digit(i)) ++i;
+  bool integer = true;
+  if (i < text.size() && text[i] == '.') {
+    if (!digit(++i)) return std::nullopt;
+    while (digit(i)) ++i;
+    integer = false;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    if (++i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digit(i)) return std::nullopt;
+    while (digit(i)) ++i;
+    integer = false;
+  }
+  if (i != text.size()) return std::nullopt;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  if (integer) {  // Boost.JSON: int64 where it fits, else a positive one as uint64, else a double
+    std::int64_t signed_value = 0;
+    if (const auto [end, code] = std::from_chars(first, last, signed_value); code == std::errc() && end == last)
+      return boost::json::value(signed_value);
+    std::uint64_t unsigned_value = 0;
+    if (const auto [end, code] = std::from_chars(first, last, unsigned_value); code == std::errc() && end == last)
+      return boost::json::value(unsigned_value);
+    return std::nullopt;
+  }
+  double d = 0;
+  if (const auto [end, code] = std::from_chars(first, last, d); code == std::errc() && end == last)
+    return boost::json::value(d);
+  return std::nullopt;
 }
 
 }  // namespace llmgate::inline v0::detail

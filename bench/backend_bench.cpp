@@ -106,13 +106,11 @@ net::awaitable<void> bare_loop(unsigned short port, int count, std::vector<doubl
   co_await stream.async_connect(net::ip::tcp::endpoint(net::ip::make_address("127.0.0.1"), port),
                                 net::use_awaitable);
   stream.socket().set_option(net::ip::tcp::no_delay(true));
-  auto body = llmgate::to_json(bench_request());
-  body["stream"] = false;
   http::request<http::string_body> request(http::verb::post, "/v1/chat/completions", 11);
   request.set(http::field::host, "127.0.0.1");
   request.set(http::field::content_type, "application/json");
   request.set(http::field::authorization, "Bearer sk-bench");
-  request.body() = boost::json::serialize(body);
+  request.body() = llmgate::chat_request_body(bench_request(), {.stream = false});
   request.prepare_payload();
   beast::flat_buffer buffer;
   for (int i = 0; i < count; ++i) {
@@ -145,7 +143,7 @@ std::string openai_stream(int events) {
   for (int i = 0; i < events; ++i) {
     llmgate::chat_chunk chunk;
     chunk.content_delta = i % 3 ? " token" : " word";
-    bytes += "data: " + boost::json::serialize(llmgate::to_json(chunk, "chatcmpl-8bench", "gpt-4o-mini", 1700000000)) + "\n\n";
+    bytes += "data: " + llmgate::chunk_body(chunk, "chatcmpl-8bench", "gpt-4o-mini", 1700000000) + "\n\n";
   }
   bytes += "data: [DONE]\n\n";
   return bytes;

@@ -158,7 +158,7 @@ class instant_upstream {
     answer.content = "An instant answer.";
     answer.finish_reason = "stop";
     answer.usage = {12, 4, 0, 0};
-    const std::string body = boost::json::serialize(llmgate::to_json(answer));
+    const std::string body = llmgate::completion_body(answer);
     return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
            "\r\n\r\n" + body;
   }

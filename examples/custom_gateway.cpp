@@ -57,9 +57,12 @@ struct redact_emails_stage {
   template <class Next>
   boost::asio::awaitable<llmgate::chat_response> handle(llmgate::chat_request& request,
                                                         llmgate::request_context& context, Next& next) {
-    for (auto& message : request.messages)
-      if (message.content.is_string() && message.content.get_string().find('@') != boost::json::string::npos)
-        message.content = redact_emails(message.content.get_string());
+    // The text, and the parts as sent when the content was not a string
+    // (an address inside a JSON string is redacted the same way).
+    for (auto& message : request.messages) {
+      message.content = redact_emails(message.content);
+      if (!message.content_json.empty()) message.content_json = redact_emails(message.content_json);
+    }
     co_return co_await next(request, context);
   }
 };

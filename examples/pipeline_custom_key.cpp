@@ -19,7 +19,7 @@ struct without_ticket_numbers {
     static const std::regex ticket(R"(ticket\s*#\s*\d+\s*:?\s*)", std::regex::icase);
     std::string last;
     for (const auto& message : messages)
-      if (message.role == "user" && message.content.is_string()) last = message.content.get_string();
+      if (message.role == "user" && message.content_json.empty()) last = message.content;  // sent as a string
     return {scope.hash(), std::regex_replace(last, ticket, "")};
   }
 };

@@ -11,7 +11,7 @@
 #include <boost/asio/io_context.hpp>  // net::io_context
 
 #include "llmgate/backend/blocking.hpp"     // run_blocking
-#include "llmgate/backend/chat.hpp"
+#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
 #include "llmgate/backend/http_client.hpp"
 #include "upstream_server.hpp"
 
@@ -21,7 +21,7 @@ namespace llmgate::test {
 inline chat_request user_says(std::string_view text, std::string_view model = "test-model") {
   chat_request request;
   request.model = model;
-  request.messages.push_back({"user", boost::json::string(text), {}});
+  request.messages.push_back({.role = "user", .content = std::string(text)});
   return request;
 }
 

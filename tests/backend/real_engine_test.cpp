@@ -50,8 +50,8 @@ void check_conformance(const server_under_test& target) {
   const std::string name = target.model.empty() ? ids.front() : target.model;
 
   auto request = user_says("Once upon a time", name);
-  request.parameters["max_tokens"] = 16;
-  request.parameters["temperature"] = 0;
+  llmgate::set_field(request.parameters, "max_tokens", "16");
+  llmgate::set_field(request.parameters, "temperature", "0");
   const auto whole = run(model.complete(request));
   BOOST_TEST(!whole.id.empty());
   BOOST_TEST(!whole.content.empty());
@@ -68,7 +68,7 @@ void check_conformance(const server_under_test& target) {
   BOOST_TEST(log.chunks.back().usage.has_value());
   if (target.deterministic) BOOST_TEST(streamed.content == whole.content);
 
-  request.parameters["max_tokens"] = 1;
+  llmgate::set_field(request.parameters, "max_tokens", "1");
   BOOST_TEST(run(model.complete(request)).finish_reason == "length");
 
   if (target.embedding_model.empty()) return;

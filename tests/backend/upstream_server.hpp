@@ -49,7 +49,7 @@
 #include <boost/json/serialize.hpp>      // boost::json::serialize
 #include <boost/json/value.hpp>          // boost::json::value
 
-#include "llmgate/backend/chat.hpp"  // token_usage, to_json
+#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
 
 namespace llmgate::test {
 
@@ -119,7 +119,7 @@ struct reply {
     response.finish_reason = "stop";
     response.usage = usage;
     response.created = 1700000000;
-    return json(llmgate::to_json(response));
+    return json(json::parse(llmgate::completion_body(response)));
   }
 
   /// An SSE stream: each element of `data` as one "data:" event.
@@ -138,11 +138,11 @@ struct reply {
       llmgate::chat_chunk chunk;
       chunk.content_delta = pieces[i];
       if (i + 1 == pieces.size()) chunk.finish_reason = "stop";
-      data.push_back(json::serialize(llmgate::to_json(chunk, "chatcmpl-test", model, 1700000000)));
+      data.push_back(llmgate::chunk_body(chunk, "chatcmpl-test", model, 1700000000));
     }
     llmgate::chat_chunk last;
     last.usage = usage;
-    data.push_back(json::serialize(llmgate::to_json(last, "chatcmpl-test", model, 1700000000)));
+    data.push_back(llmgate::chunk_body(last, "chatcmpl-test", model, 1700000000));
     data.push_back("[DONE]");
     return sse(data);
   }

@@ -93,10 +93,13 @@ BOOST_AUTO_TEST_CASE(a_follow_up_hits_only_within_its_own_conversation) {
   std::size_t checked = 0;
   for (std::size_t c = 0; c < conversations.size(); ++c) {
     const auto& conversation = conversations[c].as_object();
-    const std::vector<chat_message> turns = {
-        {"user", conversation.at("Main Query")},
-        {"assistant", conversation.at("Main Query Response")},
-        {"user", conversation.at("Follow-Up Query")}};
+    const auto text = [&](std::string_view key) {
+      const auto& value = conversation.at(key);
+      return value.is_string() ? std::string(value.get_string()) : std::string();
+    };
+    const std::vector<chat_message> turns = {{.role = "user", .content = text("Main Query")},
+                                             {.role = "assistant", .content = text("Main Query Response")},
+                                             {.role = "user", .content = text("Follow-Up Query")}};
     // The follow-up of this conversation must never be answered with
     // another conversation's follow-up answer.
     const auto before = cache.lookup(scope, turns);

@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::size_t at = 0; at < bytes.size(); at += piece) {
       lines.clear();
       parser.feed(bytes.substr(at, piece), lines);
-      for (const auto& line : lines) (void)llmgate::detail::parse_ollama_chunk(line, response, "fuzz");
+      for (const auto& line : lines) (void)llmgate::detail::parse_ollama_chunk(line, response, 0, "fuzz");
     }
   } catch (const llmgate::error&) {  // backend_error derives from it
   }

@@ -8,7 +8,7 @@
 #include <boost/json/parse.hpp>
 
 #include "llmgate/backend/anthropic_backend.hpp"
-#include "llmgate/backend/chat.hpp"
+#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
 #include "llmgate/backend/embedding.hpp"
 #include "llmgate/backend/price_table.hpp"
 
@@ -23,8 +23,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const llmgate::error&) {
     }
   };
-  attempt([&] { (void)llmgate::parse_chat_response(value); });
-  attempt([&] { (void)llmgate::parse_chat_chunk(value); });
+  // What is read is written again as valid JSON.
+  const auto must_be_json = [](const std::string& text) {
+    boost::system::error_code invalid;
+    (void)boost::json::parse(text, invalid);
+    if (invalid) __builtin_trap();
+  };
+  attempt([&] { must_be_json(llmgate::completion_body(llmgate::parse_chat_response(value))); });
+  attempt([&] { must_be_json(llmgate::chunk_body(llmgate::parse_chat_chunk(value), "id", "m", 1)); });
   attempt([&] { (void)llmgate::parse_chat_request(value); });
   attempt([&] { (void)llmgate::parse_embedding_request(value); });
   attempt([&] { (void)llmgate::parse_embedding_response(value, size % 4); });
@@ -32,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   attempt([&] { (void)llmgate::price_table::from_json(value); });
   attempt([&] {  // what the gateway does with a request it accepted
     const auto request = llmgate::parse_chat_request(value);
-    (void)llmgate::to_json(request);
+    must_be_json(llmgate::chat_request_body(request, {.stream = true, .include_usage = true}));
     (void)llmgate::detail::anthropic_request(request, {}, true);
   });
   return 0;

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   llmgate::test::upstream_server upstream;
   upstream.on("/v1/chat/completions", [](const llmgate::test::received_request& request) {
     const auto chat = llmgate::parse_chat_request(request.json());
-    const std::string answer = "Answer to: " + llmgate::detail::content_text(chat.messages.back().content);
+    const std::string answer = "Answer to: " + llmgate::content_text(chat.messages.back());
     return chat.stream ? reply::chat_stream({answer}) : reply::chat(answer);
   });
   upstream.on("/failing/v1/chat/completions",

@@ -31,7 +31,7 @@ chat_request ask(std::string question, std::string model = "m1") {
   chat_request request;
   request.model = std::move(model);
   request.messages.push_back({.role = "system", .content = "Be brief.", .extra = {}});
-  request.messages.push_back({.role = "user", .content = boost::json::string(question), .extra = {}});
+  request.messages.push_back({.role = "user", .content = std::move(question), .extra = {}});
   return request;
 }
 
@@ -43,7 +43,7 @@ struct counting_script {
     response.id = "up-" + std::to_string(++*calls);
     response.model = request.model;
     response.content = "answer " + std::to_string(calls->load()) + " to: " +
-                       detail::content_text(request.messages.back().content);
+                       content_text(request.messages.back());
     response.finish_reason = "stop";
     response.usage = {.prompt_tokens = 10, .completion_tokens = 5};
     response.cost_usd = 0.001;
@@ -123,7 +123,7 @@ BOOST_FIXTURE_TEST_CASE(scope_keeps_tenants_models_parameters_and_system_prompts
   BOOST_TEST(other_model.cache == cache_outcome::miss);
 
   auto hot = ask("What is the capital of France?");
-  hot.parameters["temperature"] = 0.9;
+  set_field(hot.parameters, "temperature", "0.9");
   request_context other_parameters{.tenant = "acme"};
   run(hot, other_parameters);
   BOOST_TEST(other_parameters.cache == cache_outcome::miss);
@@ -136,8 +136,8 @@ BOOST_FIXTURE_TEST_CASE(scope_keeps_tenants_models_parameters_and_system_prompts
 
   // Delivery settings do not change the answer.
   auto delivered = ask("What is the capital of France?");
-  delivered.parameters["user"] = "someone";
-  delivered.parameters["stream_options"] = boost::json::object{{"include_usage", true}};
+  set_field(delivered.parameters, "user", R"("someone")");
+  set_field(delivered.parameters, "stream_options", R"({"include_usage":true})");
   request_context same{.tenant = "acme"};
   run(delivered, same);
   BOOST_TEST(same.cache == cache_outcome::exact);
@@ -208,7 +208,7 @@ BOOST_FIXTURE_TEST_CASE(unfinished_answers_and_errors_are_not_stored, fixture) {
 struct canned_greeting {
   template <class Next>
   net::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
-    if (detail::content_text(request.messages.back().content) != "hello") co_return co_await next(request, context);
+    if (content_text(request.messages.back()) != "hello") co_return co_await next(request, context);
     chat_response response;
     response.content = "hi!";
     response.finish_reason = "stop";

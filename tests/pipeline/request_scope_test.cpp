@@ -1,8 +1,10 @@
 // request_scope: canonical JSON and the exact cache's text of a request.
 // The exact text is what the exact cache (and its snapshots) stores, so it
 // is pinned to its definition: canonical_json of the conversation's
-// messages as to_json writes them, here built the slow way, by a
-// serialisation per member.
+// messages in their wire form (chat_request_body), here built the slow
+// way, by a serialisation per member. The scope's generation parameters
+// are pinned to how they were read from a JSON tree before the vocabulary
+// held JSON text.
 #include <algorithm>  // std::sort
 #include <string>     // std::string
 #include <vector>     // std::vector
@@ -11,6 +13,7 @@
 #include <boost/json/serialize.hpp>  // boost::json::serialize
 #include <boost/test/unit_test.hpp>
 
+#include "llmgate/chat/openai_wire.hpp"  // parse_chat_request, chat_request_body
 #include "llmgate/pipeline/request_scope.hpp"
 
 namespace {
@@ -43,12 +46,49 @@ std::string sorted_serialization(const boost::json::value& value) {
 }
 
 std::string exact_text_by_definition(const chat_request& request) {
-  boost::json::array messages;
-  for (const auto& message : conversation_of(request)) messages.push_back(detail::to_json(message, {}));
-  return sorted_serialization(messages);
+  const auto wire = boost::json::parse(chat_request_body(request));
+  const auto& all = wire.at("messages").as_array();
+  const auto system_prompt = static_cast<std::ptrdiff_t>(request.messages.size() - conversation_of(request).size());
+  return sorted_serialization(boost::json::array(all.begin() + system_prompt, all.end()));
 }
 
 chat_request request_of(const char* json) { return parse_chat_request(boost::json::parse(json)); }
+
+// generation_parameters_of as it read a request's parameters when they
+// were a JSON object.
+generation_parameters parameters_by_definition(const boost::json::object& fields) {
+  static constexpr std::string_view answer_neutral[] = {"stream_options", "user", "metadata", "store",
+                                                        "service_tier", "prompt_cache_key"};
+  generation_parameters parameters;
+  for (const auto& [name, value] : fields) {
+    if (name == "model" || name == "messages" || name == "stream") continue;
+    if (std::find(std::begin(answer_neutral), std::end(answer_neutral), name) != std::end(answer_neutral))
+      continue;
+    if ((name == "temperature" || name == "top_p") && value.is_number()) {
+      (name == "temperature" ? parameters.temperature : parameters.top_p) = value.to_number<double>();
+    } else if ((name == "max_tokens" || name == "max_completion_tokens") && value.is_uint64()) {
+      parameters.max_tokens = value.get_uint64();
+    } else if ((name == "max_tokens" || name == "max_completion_tokens") && value.is_int64() &&
+               value.get_int64() >= 0) {
+      parameters.max_tokens = static_cast<std::uint64_t>(value.get_int64());
+    } else if (name == "seed" && value.is_int64()) {
+      parameters.seed = value.get_int64();
+    } else if (name == "stop" && value.is_string()) {
+      parameters.stop.emplace_back(value.get_string());
+    } else if (name == "stop" && value.is_array() &&
+               std::all_of(value.get_array().begin(), value.get_array().end(),
+                           [](const boost::json::value& v) { return v.is_string(); })) {
+      for (const auto& sequence : value.get_array()) parameters.stop.emplace_back(sequence.get_string());
+    } else if (name == "tools") {
+      parameters.tools = canonical_json(value);
+    } else if (name == "response_format") {
+      parameters.response_format = canonical_json(value);
+    } else {
+      parameters.other[std::string(name)] = canonical_json(value);
+    }
+  }
+  return parameters;
+}
 
 }  // namespace
 
@@ -94,7 +134,8 @@ BOOST_AUTO_TEST_CASE(exact_text_is_canonical_json_of_the_conversation) {
 BOOST_AUTO_TEST_CASE(extra_fields_named_like_role_or_content_do_not_count) {
   // to_json of a message gives role and content from their members, not from extra.
   chat_request request;
-  request.messages.push_back({.role = "user", .content = "hello", .extra = {{"role", "system"}, {"content", "x"}}});
+  request.messages.push_back(
+      {.role = "user", .content = "hello", .extra = {{"role", R"("system")"}, {"content", R"("x")"}}});
   BOOST_TEST(exact_text_of(request) == exact_text_by_definition(request));
   BOOST_TEST(exact_text_of(request) == R"([{"content":"hello","role":"user"}])");
 }
@@ -106,6 +147,27 @@ BOOST_AUTO_TEST_CASE(only_the_conversation_after_the_system_prompt_counts) {
   request.messages.push_back({.role = "user", .content = "u", .extra = {}});
   request.messages.push_back({.role = "system", .content = "late", .extra = {}});
   BOOST_TEST(exact_text_of(request) == R"([{"content":"u","role":"user"},{"content":"late","role":"system"}])");
+}
+
+BOOST_AUTO_TEST_CASE(generation_parameters_read_as_from_the_json_tree) {
+  const char* requests[] = {
+      R"({"model": "m", "messages": [{"role": "user", "content": "x"}]})",
+      R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": 0.2, "top_p": 1,
+          "max_tokens": 256, "seed": -7, "stop": "END", "user": "ann", "stream_options": {"include_usage": true}})",
+      R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": -0.0, "top_p": "high",
+          "max_completion_tokens": 18446744073709551615, "seed": 1.5, "stop": ["a", "b\n"],
+          "tools": [{"type": "function", "function": {"name": "f", "parameters": {"b": 1, "a": [2.5e-300, null]}}}],
+          "response_format": {"type": "json_schema", "json_schema": {"schema": {"z": {}, "y": []}}},
+          "logit_bias": {"50256": -100, "1": 2}, "n": 2, "x_vendor": "ünï\u0001"})",
+      R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": 1.7976931348623157e308, "max_tokens": -1,
+          "stop": ["a", 1], "metadata": {"k": "v"}, "store": true, "frequency_penalty": 0.5})",
+  };
+  for (const char* json : requests) {
+    const auto tree = boost::json::parse(json);
+    const chat_request request = parse_chat_request(tree);
+    BOOST_TEST(generation_parameters_of(request).canonical() ==
+                   parameters_by_definition(tree.as_object()).canonical(), json);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -382,11 +382,8 @@ struct shout_stage {
   template <class Next>
   boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
     for (auto& message : request.messages)
-      if (message.role == "user" && message.content.is_string()) {
-        std::string text(message.content.get_string());
-        for (auto& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-        message.content = text;
-      }
+      if (message.role == "user")
+        for (auto& c : message.content) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     co_return co_await next(request, context);
   }
 };
@@ -395,7 +392,7 @@ BOOST_AUTO_TEST_CASE(a_programs_own_stage_runs_before_the_caches_and_the_backend
   upstream_server upstream;
   upstream.on("/v1/chat/completions", [](const received_request& request) {
     const auto chat = parse_chat_request(request.json());
-    return reply::chat("heard " + detail::content_text(chat.messages.back().content));
+    return reply::chat("heard " + content_text(chat.messages.back()));
   });
   upstream.start();
   auto config = base_config();

@@ -14,6 +14,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "../backend/upstream_server.hpp"
+#include "../chat/reference_wire.hpp"  // the completion body as a JSON tree wrote it
 #include "llmgate/server/gateway.hpp"
 #include "gateway_client.hpp"
 #include "../temporary_directory.hpp"
@@ -28,7 +29,7 @@ namespace json = boost::json;
 // Answers "Answer to: <last user message>", streamed or not.
 reply answer_question(const received_request& request) {
   const auto chat = parse_chat_request(request.json());
-  const std::string answer = "Answer to: " + detail::content_text(chat.messages.back().content);
+  const std::string answer = "Answer to: " + content_text(chat.messages.back());
   return chat.stream ? reply::chat_stream({answer.substr(0, 10), answer.substr(10)}) : reply::chat(answer);
 }
 
@@ -75,10 +76,10 @@ BOOST_AUTO_TEST_SUITE(gateway_test)
 BOOST_AUTO_TEST_CASE(completion_body_matches_the_serialised_tree) {
   const auto tree = [](const llmgate::chat_response& response, std::string_view id, std::int64_t created,
                        std::optional<double> saved) {
-    boost::json::object body = llmgate::to_json(response);
+    boost::json::object body = llmgate::test::reference::to_json(response);
     body["id"] = id;
     body["created"] = created;
-    boost::json::object usage = llmgate::to_json(response.usage);
+    boost::json::object usage = llmgate::test::reference::to_json(response.usage);
     usage["cost_usd"] = response.cost_usd;
     if (saved) usage["saved_usd"] = *saved;
     body["usage"] = std::move(usage);
@@ -96,8 +97,7 @@ BOOST_AUTO_TEST_CASE(completion_body_matches_the_serialised_tree) {
   tools.finish_reason.clear();
   tools.usage.cache_write_tokens = 7;
   tools.cost_usd = 0;
-  tools.tool_calls = boost::json::parse(
-      R"([{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}])").as_array();
+  tools.tool_calls_json = R"([{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}])";
   llmgate::chat_response empty;
   for (const auto* response : {&plain, &tools, &empty})
     for (const std::optional<double> saved : {std::optional<double>(), std::optional<double>(0.0),

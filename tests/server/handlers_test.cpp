@@ -110,7 +110,7 @@ BOOST_AUTO_TEST_CASE(the_chat_handler_answers_whole_and_streamed_without_a_socke
   scripted_backend model("scripted", [](const chat_request& request) {
     chat_response response;
     response.model = request.model;
-    response.content = "Answer to: " + detail::content_text(request.messages.back().content);
+    response.content = "Answer to: " + content_text(request.messages.back());
     response.finish_reason = "stop";
     response.usage = {.prompt_tokens = 3, .completion_tokens = 4};
     return response;

@@ -29,7 +29,7 @@
 
 #include "llmgate/backend/backend.hpp"
 #include "llmgate/backend/backend_error.hpp"
-#include "llmgate/backend/chat.hpp"
+#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
 #include "llmgate/backend/chat_assembler.hpp"
 #include "llmgate/backend/detail/upstream.hpp"
 #include "llmgate/backend/http_client.hpp"
@@ -104,16 +104,17 @@ inline json::object anthropic_request(const chat_request& request, const anthrop
   json::array system;
   json::array messages;
   for (const auto& message : request.messages) {
+    const json::object extra = to_json_object(message.extra);
     if (message.role == "system" || message.role == "developer") {
-      for (auto& block : anthropic_blocks(message.content)) system.push_back(std::move(block));
+      for (auto& block : anthropic_blocks(content_value(message))) system.push_back(std::move(block));
     } else if (message.role == "tool") {
-      const auto* id = message.extra.if_contains("tool_call_id");
+      const auto* id = extra.if_contains("tool_call_id");
       json::object result{{"type", "tool_result"}, {"tool_use_id", id ? *id : json::value("")},
-                          {"content", content_text(message.content)}};
+                          {"content", message.content}};
       messages.push_back(json::object{{"role", "user"}, {"content", json::array{std::move(result)}}});
     } else {
-      json::array blocks = anthropic_blocks(message.content);
-      if (const auto* calls = message.extra.if_contains("tool_calls"); calls && calls->is_array()) {
+      json::array blocks = anthropic_blocks(content_value(message));
+      if (const auto* calls = extra.if_contains("tool_calls"); calls && calls->is_array()) {
         for (const auto& call : calls->as_array()) {
           const auto* object = call.if_object();
           const auto* function = object ? object->if_contains("function") : nullptr;
@@ -136,7 +137,7 @@ inline json::object anthropic_request(const chat_request& request, const anthrop
   }
   if (!system.empty()) body["system"] = std::move(system);
   body["messages"] = std::move(messages);
-  const auto& parameters = request.parameters;
+  const json::object parameters = to_json_object(request.parameters);
   const json::value* max_tokens = parameters.if_contains("max_tokens");
   if (!max_tokens) max_tokens = parameters.if_contains("max_completion_tokens");
   body["max_tokens"] = max_tokens && max_tokens->is_number() ? *max_tokens : json::value(options.max_tokens);
@@ -175,6 +176,7 @@ inline chat_response parse_anthropic_response(const json::value& value) {
   response.id = string_field(object, "id", "message", code);
   response.model = string_field(object, "model", "message", code);
   response.finish_reason = openai_finish_reason(string_field(object, "stop_reason", "message", code));
+  json::array tool_calls;
   if (const auto* blocks = array_field(object, "content", "message", code)) {
     for (const auto& item : *blocks) {
       const auto& block = as_object(item, "message.content[]", code);
@@ -183,7 +185,7 @@ inline chat_response parse_anthropic_response(const json::value& value) {
         response.content += string_field(block, "text", "message.content[]", code);
       } else if (type == "tool_use") {
         const auto* input = block.if_contains("input");
-        response.tool_calls.push_back(json::object{
+        tool_calls.push_back(json::object{
             {"id", string_field(block, "id", "tool_use", code)},
             {"type", "function"},
             {"function", {{"name", string_field(block, "name", "tool_use", code)},
@@ -191,6 +193,7 @@ inline chat_response parse_anthropic_response(const json::value& value) {
       }
     }
   }
+  if (!tool_calls.empty()) response.tool_calls_json = json_text(tool_calls);
   if (const auto* usage = object_field(object, "usage", "message", code))
     response.usage = anthropic_usage(*usage);
   return response;
@@ -224,11 +227,13 @@ class anthropic_stream_reader {
       if (!block || string_field(*block, "type", "content_block", code) != "tool_use")
         return std::nullopt;
       chat_chunk chunk;
-      chunk.tool_call_deltas.push_back(json::object{
+      json::array deltas;
+      deltas.push_back(json::object{
           {"index", tool_calls_++},
           {"id", string_field(*block, "id", "content_block", code)},
           {"type", "function"},
           {"function", {{"name", string_field(*block, "name", "content_block", code)}, {"arguments", ""}}}});
+      chunk.tool_call_deltas_json = json_text(deltas);
       return chunk;
     }
     if (type == "content_block_delta") {
@@ -239,9 +244,11 @@ class anthropic_stream_reader {
       if (kind == "text_delta") {
         chunk.content_delta = string_field(*delta, "text", "delta", code);
       } else if (kind == "input_json_delta" && tool_calls_ > 0) {
-        chunk.tool_call_deltas.push_back(json::object{
+        json::array deltas;
+        deltas.push_back(json::object{
             {"index", tool_calls_ - 1},
             {"function", {{"arguments", string_field(*delta, "partial_json", "delta", code)}}}});
+        chunk.tool_call_deltas_json = json_text(deltas);
       } else {
         return std::nullopt;  // thinking and signature deltas are not part of the answer
       }
@@ -318,7 +325,7 @@ class anthropic_backend {
     detail::anthropic_stream_reader reader;
     chat_assembler assembled;
     co_await upstream_.post_streaming(
-        "/v1/messages", detail::anthropic_request(request, options_, true),
+        "/v1/messages", boost::json::serialize(detail::anthropic_request(request, options_, true)),
         [&](std::string_view bytes) -> net::awaitable<void> {
           events.clear();
           parser.feed(bytes, events);

@@ -4,20 +4,15 @@
 #pragma once
 
 #include <concepts>     // std::convertible_to, std::same_as
-#include <functional>   // std::function
 #include <string_view>  // std::string_view
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
 
-#include "llmgate/backend/chat.hpp"
-#include "llmgate/backend/embedding.hpp"
+#include "llmgate/backend/embedding.hpp"   // embedding_request, embedding_response
+#include "llmgate/chat/chat.hpp"            // chat_request, chat_response
+#include "llmgate/chat/chunk_handler.hpp"   // chunk_handler
 
 namespace llmgate::inline v0 {
-
-/// Receives each piece of a streamed answer as it arrives. The backend
-/// awaits it before reading on, so a slow consumer slows the upstream read
-/// (back-pressure) instead of piling chunks up in memory.
-using chunk_handler = std::function<boost::asio::awaitable<void>(const chat_chunk&)>;
 
 /// A model behind an asynchronous call.
 /// - name(): how logs, errors and chat_response::backend call it.

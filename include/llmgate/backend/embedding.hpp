@@ -9,7 +9,7 @@
 #include <boost/json/object.hpp>  // boost::json::object
 #include <boost/json/value.hpp>   // boost::json::value
 
-#include "llmgate/backend/chat.hpp"  // token_usage, parse_token_usage
+#include "llmgate/chat/openai_wire.hpp"  // token_usage, parse_token_usage
 #include "llmgate/backend/detail/json_fields.hpp"
 #include "llmgate/error.hpp"
 

@@ -25,7 +25,7 @@
 
 #include "llmgate/backend/backend.hpp"
 #include "llmgate/backend/backend_error.hpp"
-#include "llmgate/backend/chat.hpp"
+#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
 #include "llmgate/backend/chat_assembler.hpp"
 #include "llmgate/backend/detail/upstream.hpp"
 #include "llmgate/backend/embedding.hpp"
@@ -51,10 +51,11 @@ inline json::object ollama_request(const chat_request& request, const ollama_opt
                                    bool stream) {
   json::array messages;
   for (const auto& message : request.messages) {
-    json::object out{{"role", message.role}, {"content", content_text(message.content)}};
-    if (const auto* calls = message.extra.if_contains("tool_calls"); calls && calls->is_array()) {
+    json::object out{{"role", message.role}, {"content", message.content}};
+    const auto* tool_calls = find_field(message.extra, "tool_calls");
+    if (const json::value calls = tool_calls ? parse_json_text(tool_calls->json) : json::value(); calls.is_array()) {
       json::array converted;
-      for (const auto& call : calls->as_array()) {
+      for (const auto& call : calls.as_array()) {
         const auto* function = call.is_object() ? call.as_object().if_contains("function") : nullptr;
         if (!function || !function->is_object()) continue;
         json::object f = function->as_object();
@@ -73,7 +74,7 @@ inline json::object ollama_request(const chat_request& request, const ollama_opt
                     {"messages", std::move(messages)},
                     {"stream", stream}};
   json::object generation;
-  const auto& parameters = request.parameters;
+  const json::object parameters = to_json_object(request.parameters);
   for (const char* key : {"temperature", "top_p", "top_k", "seed", "stop"})
     if (const auto* value = parameters.if_contains(key)) generation[key] = *value;
   if (const auto* max_tokens = parameters.if_contains("max_tokens")) generation["num_predict"] = *max_tokens;
@@ -92,8 +93,9 @@ inline json::object ollama_request(const chat_request& request, const ollama_opt
   return body;
 }
 
-/// One object of Ollama's /api/chat answer (the whole one, or a stream line).
-inline chat_chunk parse_ollama_chunk(const json::value& value, chat_response& response,
+/// One object of Ollama's /api/chat answer (the whole one, or a stream
+/// line); `tool_calls` is how many tool calls the answer holds so far.
+inline chat_chunk parse_ollama_chunk(const json::value& value, chat_response& response, std::size_t tool_calls,
                                      std::string_view backend) {
   constexpr auto code = errc::upstream_protocol_error;
   const auto& object = as_object(value, "ollama line", code);
@@ -106,25 +108,27 @@ inline chat_chunk parse_ollama_chunk(const json::value& value, chat_response& re
   if (const auto* message = object_field(object, "message", "ollama line", code)) {
     chunk.content_delta = string_field(*message, "content", "message", code);
     if (const auto* calls = array_field(*message, "tool_calls", "message", code)) {
+      json::array deltas;
       for (const auto& call : *calls) {
         const auto* function = call.is_object() ? call.as_object().if_contains("function") : nullptr;
         if (!function || !function->is_object()) continue;
         const auto& f = function->as_object();
         const auto* arguments = f.if_contains("arguments");
-        const std::size_t index = response.tool_calls.size() + chunk.tool_call_deltas.size();
-        chunk.tool_call_deltas.push_back(json::object{
+        const std::size_t index = tool_calls + deltas.size();
+        deltas.push_back(json::object{
             {"index", index},
             {"id", "call_" + std::to_string(index)},
             {"type", "function"},
             {"function", {{"name", f.contains("name") ? f.at("name") : json::value("")},
                           {"arguments", arguments ? json::serialize(*arguments) : "{}"}}}});
       }
+      if (!deltas.empty()) chunk.tool_call_deltas_json = json_text(deltas);
     }
   }
   const auto* done = object.if_contains("done");
   if (done && done->is_bool() && done->as_bool()) {
     std::string reason = string_field(object, "done_reason", "ollama line", code);
-    if (!chunk.tool_call_deltas.empty() || !response.tool_calls.empty()) reason = "tool_calls";
+    if (!chunk.tool_call_deltas_json.empty() || tool_calls > 0) reason = "tool_calls";
     chunk.finish_reason = reason.empty() ? "stop" : reason;
     chunk.usage = token_usage{.prompt_tokens = count_field(object, "prompt_eval_count", "ollama line", code),
                               .completion_tokens = count_field(object, "eval_count", "ollama line", code)};
@@ -150,7 +154,7 @@ class ollama_backend {
         "/api/chat", detail::ollama_request(request, options_, false),
         [this](const boost::json::value& answer) {
           chat_assembler assembled;
-          assembled.add(detail::parse_ollama_chunk(answer, assembled.response(), options_.name));
+          assembled.add(detail::parse_ollama_chunk(answer, assembled.response(), 0, options_.name));
           return std::move(assembled).take();
         });
     detail::finish_response(response, request, options_.name, options_.model, options_.prices.get());
@@ -163,16 +167,17 @@ class ollama_backend {
     chat_assembler assembled;
     bool done = false;
     co_await upstream_.post_streaming(
-        "/api/chat", detail::ollama_request(request, options_, true),
+        "/api/chat", boost::json::serialize(detail::ollama_request(request, options_, true)),
         [&](std::string_view bytes) -> net::awaitable<void> {
           lines.clear();
           parser.feed(bytes, lines);
           for (const auto& line : lines) {
             if (done) break;
-            const chat_chunk chunk = detail::parse_ollama_chunk(line, assembled.response(), options_.name);
+            const chat_chunk chunk = detail::parse_ollama_chunk(line, assembled.response(),
+                                                                assembled.tool_call_count(), options_.name);
             done = chunk.finish_reason.has_value();
             assembled.add(chunk);
-            if (!chunk.content_delta.empty() || !chunk.tool_call_deltas.empty() || done)
+            if (!chunk.content_delta.empty() || !chunk.tool_call_deltas_json.empty() || done)
               co_await on_chunk(chunk);
           }
         });

@@ -24,13 +24,12 @@
 #include <vector>       // std::vector
 
 #include <boost/asio/awaitable.hpp>  // net::awaitable
-#include <boost/json/monotonic_resource.hpp>  // an arena for request bodies
 #include <boost/json/parse.hpp>      // boost::json::parse
 #include <boost/json/serialize.hpp>  // boost::json::serialize, for error messages
 
 #include "llmgate/backend/backend.hpp"
 #include "llmgate/backend/backend_error.hpp"
-#include "llmgate/backend/chat.hpp"
+#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
 #include "llmgate/backend/chat_assembler.hpp"
 #include "llmgate/backend/detail/upstream.hpp"
 #include "llmgate/backend/embedding.hpp"
@@ -64,23 +63,19 @@ class openai_backend {
   std::string_view name() const noexcept { return options_.name; }
 
   net::awaitable<chat_response> complete(const chat_request& request) {
-    boost::json::monotonic_resource memory;  // the body lives until it is sent: one arena, few mallocs
-    auto body = wire_request(request, false, &memory);
     chat_response response = co_await upstream_.post(
-        path("/chat/completions"), body,
+        path("/chat/completions"), wire_request(request, false),
         [](const boost::json::value& answer) { return parse_chat_response(answer); });
     co_return finish(std::move(response), request);
   }
 
   net::awaitable<chat_response> stream(const chat_request& request, chunk_handler on_chunk) {
-    boost::json::monotonic_resource memory;
-    auto body = wire_request(request, true, &memory);
     sse_parser parser;
     std::vector<sse_event> events;
     chat_assembler assembled;
     bool done = false;
     co_await upstream_.post_streaming(
-        path("/chat/completions"), body, [&](std::string_view bytes) -> net::awaitable<void> {
+        path("/chat/completions"), wire_request(request, true), [&](std::string_view bytes) -> net::awaitable<void> {
           events.clear();
           parser.feed(bytes, events);
           for (const auto& event : events) {
@@ -94,7 +89,7 @@ class openai_backend {
             remember_identity(value.as_object(), assembled.response());
             assembled.add(chunk);
             if (!chunk.content_delta.empty() || chunk.finish_reason || chunk.usage ||
-                !chunk.tool_call_deltas.empty())
+                !chunk.tool_call_deltas_json.empty())
               co_await on_chunk(chunk);
           }
         });
@@ -110,7 +105,7 @@ class openai_backend {
     if (!options_.model.empty()) wire.model = options_.model;
     const std::size_t count = wire.input.size();
     embedding_response response = co_await upstream_.post(
-        path("/embeddings"), to_json(wire),
+        path("/embeddings"), boost::json::serialize(to_json(wire)),
         [count](const boost::json::value& answer) { return parse_embedding_response(answer, count); });
     response.backend = options_.name;
     if (response.model.empty()) response.model = wire.model;
@@ -141,17 +136,9 @@ class openai_backend {
 
   std::string path(std::string_view api) const { return std::string(api) + options_.query; }
 
-  boost::json::object wire_request(const chat_request& request, bool stream,
-                                   boost::json::storage_ptr storage) const {
-    auto body = to_json(request, std::move(storage));
-    if (!options_.model.empty()) body["model"] = options_.model;
-    body["stream"] = stream;
-    if (stream) {
-      auto& stream_options = body["stream_options"];
-      if (!stream_options.is_object()) stream_options = boost::json::object(body.storage());
-      stream_options.as_object()["include_usage"] = true;
-    }
-    return body;
+  // The request as sent: the configured model, and a stream asks for its usage chunk.
+  std::string wire_request(const chat_request& request, bool stream) const {
+    return chat_request_body(request, {.model = options_.model, .stream = stream, .include_usage = stream});
   }
 
   boost::json::value parse_event(std::string_view data) const {

@@ -25,7 +25,7 @@
 #include <boost/json/parse.hpp>  // boost::json::parse
 #include <boost/json/value.hpp>  // boost::json::value
 
-#include "llmgate/backend/chat.hpp"  // token_usage
+#include "llmgate/chat/chat.hpp"  // token_usage
 #include "llmgate/error.hpp"
 
 namespace llmgate::inline v0 {

@@ -18,7 +18,7 @@
 
 #include "llmgate/backend/backend.hpp"
 #include "llmgate/backend/backend_error.hpp"
-#include "llmgate/backend/chat.hpp"
+#include "llmgate/chat/chat.hpp"  // chat_request, chat_response, content_text
 #include "llmgate/backend/embedding.hpp"
 
 namespace llmgate::inline v0 {
@@ -39,10 +39,10 @@ class scripted_backend {
       response.model = request.model;
       response.content = "echo: " + (request.messages.empty()
                                           ? std::string()
-                                          : detail::content_text(request.messages.back().content));
+                                          : content_text(request.messages.back()));
       response.finish_reason = "stop";
       for (const auto& message : request.messages)
-        response.usage.prompt_tokens += count_words(detail::content_text(message.content));
+        response.usage.prompt_tokens += count_words(content_text(message));
       response.usage.completion_tokens = count_words(response.content);
       return response;
     });
@@ -77,7 +77,7 @@ class scripted_backend {
     if (text.empty()) {
       chat_chunk last;
       last.finish_reason = response.finish_reason;
-      last.tool_call_deltas = response.tool_calls;
+      last.tool_call_deltas_json = response.tool_calls_json;
       co_await on_chunk(last);
     }
     chat_chunk usage;

@@ -14,7 +14,7 @@
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 
-#include "llmgate/backend/chat.hpp"  // chat_message, detail::content_text
+#include "llmgate/chat/chat.hpp"  // chat_message
 #include "llmgate/cache/scope.hpp"
 
 namespace llmgate::inline v0 {
@@ -52,12 +52,12 @@ struct last_user_turn {
     std::string context;
     for (std::size_t i = 0; i + 1 < last; ++i) append_message(context, messages[i]);
     return {context.empty() ? scope.hash() : join_scope(scope.hash(), context),
-            detail::content_text(messages[last - 1].content)};
+            content_text(messages[last - 1])};
   }
 
   static void append_message(std::string& out, const chat_message& message) {
     out += std::to_string(message.role.size()) + ":" + message.role;
-    const std::string content = detail::content_text(message.content);
+    const std::string& content = content_text(message);
     out += std::to_string(content.size()) + ":" + content;
   }
 };
@@ -66,7 +66,7 @@ struct last_user_turn {
 struct whole_conversation {
   cache_key key(const cache_scope& scope, std::span<const chat_message> messages) const {
     std::string text;
-    for (const auto& message : messages) text += message.role + ": " + detail::content_text(message.content) + "\n";
+    for (const auto& message : messages) text += message.role + ": " + content_text(message) + "\n";
     return {scope.hash(), std::move(text)};
   }
 };

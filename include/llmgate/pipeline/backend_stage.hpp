@@ -8,7 +8,7 @@
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
 
 #include "llmgate/backend/backend.hpp"
-#include "llmgate/backend/chat.hpp"
+#include "llmgate/chat/chat.hpp"  // chat_request, chat_response
 #include "llmgate/pipeline/request_context.hpp"
 
 namespace llmgate::inline v0 {

@@ -11,11 +11,14 @@
 #include <system_error> // std::error_code
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
+#include <boost/json/array.hpp>      // boost::json::array
+#include <boost/json/object.hpp>     // boost::json::object
 #include <boost/json/parse.hpp>      // boost::json::parse
-#include <boost/json/serialize.hpp>  // boost::json::serialize
 
-#include "llmgate/backend/chat.hpp"
 #include "llmgate/cache/value_traits.hpp"
+#include "llmgate/chat/chat.hpp"           // chat_response, chat_chunk
+#include "llmgate/chat/chunk_handler.hpp"  // chunk_handler
+#include "llmgate/chat/openai_wire.hpp"    // detail::array_of, detail::json_text
 #include "llmgate/pipeline/request_context.hpp"
 #include "llmgate/store/snapshot_file.hpp"
 
@@ -36,8 +39,7 @@ template <>
 struct cache_value_traits<cached_answer> {
   static std::size_t bytes(const cached_answer& answer) {
     return sizeof(chat_response) + answer->id.size() + answer->model.size() + answer->content.size() +
-           answer->finish_reason.size() + answer->backend.size() +
-           (answer->tool_calls.empty() ? 0 : boost::json::serialize(answer->tool_calls).size());
+           answer->finish_reason.size() + answer->backend.size() + answer->tool_calls_json.size();
   }
 
   static void write(store::snapshot_writer& out, const cached_answer& answer) {
@@ -45,7 +47,7 @@ struct cache_value_traits<cached_answer> {
     out.write_string(answer->model);
     out.write_string(answer->content);
     out.write_string(answer->finish_reason);
-    out.write_string(boost::json::serialize(answer->tool_calls));
+    out.write_string(answer->tool_calls_json.empty() ? std::string_view("[]") : answer->tool_calls_json);
     for (const std::uint64_t count : {answer->usage.prompt_tokens, answer->usage.completion_tokens,
                                       answer->usage.cached_prompt_tokens, answer->usage.cache_write_tokens})
       out.write(count);
@@ -60,10 +62,11 @@ struct cache_value_traits<cached_answer> {
     answer->model = in.read_string();
     answer->content = in.read_string();
     answer->finish_reason = in.read_string();
+    std::string tool_calls = in.read_string();
     std::error_code ec;
-    const auto tool_calls = boost::json::parse(in.read_string(), ec);
-    if (ec || !tool_calls.is_array()) in.mark_corrupt();
-    else answer->tool_calls = tool_calls.get_array();
+    const auto parsed = boost::json::parse(tool_calls, ec);
+    if (ec || !parsed.is_array()) in.mark_corrupt();
+    else if (!parsed.get_array().empty()) answer->tool_calls_json = std::move(tool_calls);
     for (std::uint64_t* count : {&answer->usage.prompt_tokens, &answer->usage.completion_tokens,
                                  &answer->usage.cached_prompt_tokens, &answer->usage.cache_write_tokens})
       *count = in.read<std::uint64_t>();
@@ -92,11 +95,14 @@ inline boost::asio::awaitable<void> replay_as_chunks(const chat_response& answer
   }
   chat_chunk finish;
   finish.finish_reason = answer.finish_reason;
-  for (std::size_t i = 0; i < answer.tool_calls.size(); ++i) {
-    boost::json::object call = answer.tool_calls[i].is_object() ? answer.tool_calls[i].get_object()
-                                                                 : boost::json::object{};
-    call["index"] = i;
-    finish.tool_call_deltas.push_back(std::move(call));
+  if (!answer.tool_calls_json.empty()) {
+    boost::json::array deltas;
+    for (auto& call : detail::array_of(answer.tool_calls_json)) {
+      boost::json::object delta = call.is_object() ? std::move(call.get_object()) : boost::json::object{};
+      delta["index"] = deltas.size();
+      deltas.push_back(std::move(delta));
+    }
+    if (!deltas.empty()) finish.tool_call_deltas_json = detail::json_text(deltas);
   }
   co_await on_chunk(finish);
   chat_chunk usage;

@@ -9,7 +9,7 @@
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
 
-#include "llmgate/backend/chat.hpp"
+#include "llmgate/chat/chat.hpp"  // chat_request, chat_response
 #include "llmgate/cache/exact_cache.hpp"
 #include "llmgate/pipeline/cached_answer.hpp"
 #include "llmgate/pipeline/request_context.hpp"

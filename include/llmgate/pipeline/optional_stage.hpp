@@ -7,7 +7,7 @@
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
 
-#include "llmgate/backend/chat.hpp"
+#include "llmgate/chat/chat.hpp"  // chat_request, chat_response
 #include "llmgate/pipeline/request_context.hpp"
 #include "llmgate/pipeline/stage.hpp"
 

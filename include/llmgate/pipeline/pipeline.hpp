@@ -23,7 +23,7 @@
 #include <boost/asio/io_context.hpp>  // boost::asio::io_context
 #include <boost/asio/use_future.hpp>  // boost::asio::use_future
 
-#include "llmgate/backend/chat.hpp"
+#include "llmgate/chat/chat.hpp"  // chat_request, chat_response
 #include "llmgate/pipeline/request_context.hpp"
 #include "llmgate/pipeline/stage.hpp"
 

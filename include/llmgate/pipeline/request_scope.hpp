@@ -13,12 +13,14 @@
 #include <vector>       // std::vector
 
 #include <boost/container/small_vector.hpp>  // members sorted without a heap allocation
+#include <boost/json/monotonic_resource.hpp>  // an arena on the stack for passed-through values
 #include <boost/json/value.hpp>               // boost::json::value
 
-#include "llmgate/backend/chat.hpp"
-#include "llmgate/cache/scope.hpp"
-#include "llmgate/detail/json_appender.hpp"
-#include "llmgate/pipeline/request_context.hpp"
+#include "llmgate/cache/scope.hpp"                // cache_scope, generation_parameters
+#include "llmgate/chat/chat.hpp"                  // chat_request, chat_message
+#include "llmgate/chat/detail/json_appender.hpp"  // json_appender
+#include "llmgate/chat/detail/exact_json_parse.hpp"  // detail::parse_exact
+#include "llmgate/pipeline/request_context.hpp"   // request_context
 
 namespace llmgate::inline v0 {
 
@@ -59,6 +61,15 @@ class canonical_json_writer {
   /// `text` as a JSON string.
   void string(std::string_view text) { json_.string(text); }
 
+  /// JSON text (a passed-through field), canonically. `memory` holds its
+  /// parse; text that is not JSON is written as it is.
+  void text(std::string_view json, boost::json::memory_resource& memory) {
+    boost::json::error_code ec;
+    const auto parsed = parse_exact(json, ec, &memory);
+    if (ec) json_.raw(json);
+    else value(parsed);
+  }
+
   /// An object member's name and the colon after it.
   void name(std::string_view text) {
     json_.string(text);
@@ -98,9 +109,18 @@ inline generation_parameters generation_parameters_of(const chat_request& reques
   static constexpr std::string_view answer_neutral[] = {"stream_options", "user", "metadata", "store",
                                                         "service_tier", "prompt_cache_key"};
   generation_parameters parameters;
-  for (const auto& [name, value] : request.parameters) {
+  unsigned char buffer[2048];  // the parsed values live only while this reads them
+  boost::json::monotonic_resource arena(buffer, sizeof buffer);
+  for (const auto& [name, json] : request.parameters) {
     if (std::find(std::begin(answer_neutral), std::end(answer_neutral), name) != std::end(answer_neutral))
       continue;
+    boost::json::error_code ec;
+    const auto number = detail::parse_number(json);  // most settings are numbers: no parser for them
+    const boost::json::value value = number ? *number : detail::parse_exact(json, ec, &arena);
+    if (ec) {  // not JSON (a field set by hand, or a number Boost.JSON wrote as Infinity): compared as written
+      parameters.other[name] = json;
+      continue;
+    }
     if ((name == "temperature" || name == "top_p") && value.is_number()) {
       (name == "temperature" ? parameters.temperature : parameters.top_p) = value.to_number<double>();
     } else if ((name == "max_tokens" || name == "max_completion_tokens") && value.is_uint64()) {
@@ -133,7 +153,7 @@ inline std::string system_prompt_of(const chat_request& request) {
   for (const auto& message : request.messages) {
     if (!is_system_message(message)) break;
     if (!prompt.empty()) prompt += '\n';
-    prompt += detail::content_text(message.content);
+    prompt += content_text(message);
   }
   return prompt;
 }
@@ -159,29 +179,33 @@ inline const cache_scope& scope_of(const chat_request& request, request_context&
 /// What the exact cache compares: the conversation after the system prompt
 /// as canonical JSON (roles, contents, tool calls), so that no content can
 /// forge another message's boundary. The same text as canonical_json of
-/// the messages' to_json, written without building them.
+/// the messages in their wire form, written without building them.
 inline std::string exact_text_of(const chat_request& request) {
   std::string out;
   detail::canonical_json_writer writer(out);
+  unsigned char buffer[1024];  // parses of passed-through fields, only where a message has them
+  boost::json::monotonic_resource arena(buffer, sizeof buffer);
   out += '[';
   for (const auto& message : conversation_of(request)) {
     if (out.size() > 1) out += ',';
-    // The members to_json gives a message: role, content, and the extra
-    // fields not named like those two; role's value is message.role (null here).
+    // The members a message has on the wire: role, content, and the extra
+    // fields not named like those two. json null: role (message.role) and
+    // content when it is a string (message.content).
     struct member {
       std::string_view name;
-      const boost::json::value* value;
+      const std::string* json;
     };
-    boost::container::small_vector<member, 8> members{{"role", nullptr}, {"content", &message.content}};
+    const std::string* content = message.content_json.empty() ? nullptr : &message.content_json;
+    boost::container::small_vector<member, 8> members{{"role", nullptr}, {"content", content}};
     for (const auto& field : message.extra)
-      if (field.key() != "role" && field.key() != "content") members.push_back({field.key(), &field.value()});
+      if (field.name != "role" && field.name != "content") members.push_back({field.name, &field.json});
     std::sort(members.begin(), members.end(), [](const member& a, const member& b) { return a.name < b.name; });
     out += '{';
     for (const member& m : members) {
       if (&m != &members.front()) out += ',';
       writer.name(m.name);
-      if (m.value) writer.value(*m.value);
-      else writer.string(message.role);
+      if (m.json) writer.text(*m.json, arena);
+      else writer.string(m.name == "role" ? message.role : message.content);
     }
     out += '}';
   }

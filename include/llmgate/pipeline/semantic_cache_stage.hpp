@@ -29,7 +29,7 @@
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
 
 #include "llmgate/backend/async_embedder.hpp"  // AsyncEmbedder, embedding_result
-#include "llmgate/backend/chat.hpp"            // chat_request, chat_response
+#include "llmgate/chat/chat.hpp"               // chat_request, chat_response
 #include "llmgate/cache/semantic_cache.hpp"    // looked_up_vector, lookup_outcome
 #include "llmgate/error.hpp"                   // llmgate::error, errc::dimension_mismatch
 #include "llmgate/pipeline/cached_answer.hpp"  // serve_cached, is_cacheable

@@ -27,7 +27,7 @@
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
 
-#include "llmgate/backend/chat.hpp"  // chat_request, chat_response, detail::content_text
+#include "llmgate/chat/chat.hpp"  // chat_request, chat_response, content_text
 #include "llmgate/pipeline/request_context.hpp"
 #include "llmgate/route/preferences.hpp"
 #include "llmgate/route/router.hpp"
@@ -76,7 +76,7 @@ class router_stage {
  private:
   static std::string last_user_text(const chat_request& request) {
     for (auto message = request.messages.rbegin(); message != request.messages.rend(); ++message)
-      if (message->role == "user") return detail::content_text(message->content);
+      if (message->role == "user") return content_text(*message);
     return {};
   }
 

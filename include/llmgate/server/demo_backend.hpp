@@ -8,19 +8,34 @@
 #pragma once
 
 #include <algorithm>    // std::min
+#include <charconv>     // std::from_chars
 #include <cstdint>      // std::uint64_t
 #include <limits>       // std::numeric_limits
+#include <optional>     // std::optional
 #include <sstream>      // std::istringstream
 #include <string>       // std::string
+#include <string_view>  // std::string_view
 
 #include "llmgate/backend/scripted_backend.hpp"
 
 namespace llmgate::inline v0 {
 
+namespace detail {
+
+// The JSON text of a positive integer (as an int64 reads it), or nothing.
+inline std::optional<std::uint64_t> positive_integer(std::string_view json) {
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(json.data(), json.data() + json.size(), n);
+  if (ec != std::errc() || end != json.data() + json.size() || n <= 0) return std::nullopt;
+  return static_cast<std::uint64_t>(n);
+}
+
+}  // namespace detail
+
 inline scripted_backend make_demo_backend(std::string name = "demo") {
   return scripted_backend(std::move(name), [](const chat_request& request) {
     const std::string question =
-        request.messages.empty() ? std::string() : detail::content_text(request.messages.back().content);
+        request.messages.empty() ? std::string() : content_text(request.messages.back());
     chat_response response;
     response.id = "chatcmpl-demo";
     response.model = request.model;
@@ -32,8 +47,8 @@ inline scripted_backend make_demo_backend(std::string name = "demo") {
 
     auto limit = std::numeric_limits<std::uint64_t>::max();
     for (const char* field : {"max_tokens", "max_completion_tokens"})
-      if (const auto* value = request.parameters.if_contains(field); value && value->is_int64() && value->as_int64() > 0)
-        limit = std::min(limit, static_cast<std::uint64_t>(value->as_int64()));
+      if (const auto* value = find_field(request.parameters, field))
+        if (const auto n = detail::positive_integer(value->json)) limit = std::min(limit, *n);
     if (limit < response.usage.completion_tokens) {
       std::istringstream words(response.content);
       std::string word, cut;

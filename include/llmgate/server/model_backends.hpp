@@ -23,7 +23,7 @@
 #include <boost/unordered/unordered_flat_map.hpp>  // model name -> position
 
 #include "llmgate/backend/any_backend.hpp"        // any_backend
-#include "llmgate/backend/chat.hpp"               // chat_request, chat_response
+#include "llmgate/chat/chat.hpp"                  // chat_request, chat_response
 #include "llmgate/backend/fallback.hpp"           // fallback_backend
 #include "llmgate/backend/http_client.hpp"        // http_client
 #include "llmgate/error.hpp"                      // llmgate::error

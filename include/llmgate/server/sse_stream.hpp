@@ -2,7 +2,8 @@
 // events, over HTTP/1.1 chunked transfer: the role chunk first, then each
 // content chunk as it comes, the usage chunk, and data: [DONE]. Headers go
 // out with the first event, so that they can say what the pipeline did
-// before it (cache outcome, backend). The bytes go to a response_stream
+// before it (cache outcome, backend). Each event's bytes are written by
+// the OpenAI wire writers (no JSON tree). The bytes go to a response_stream
 // (the connection's session, or a test's buffer), framed here as
 // Beast's make_chunk and make_chunk_last frame them: "<hex size>\r\n<data>\r\n"
 // and "0\r\n\r\n".
@@ -13,6 +14,7 @@
 
 #include <cstdint>      // std::int64_t
 #include <cstdio>       // std::snprintf
+#include <optional>     // std::optional
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
@@ -20,10 +22,10 @@
 #include <boost/asio/awaitable.hpp>          // boost::asio::awaitable
 #include <boost/beast/http/empty_body.hpp>   // boost::beast::http::empty_body
 #include <boost/beast/http/message.hpp>      // boost::beast::http::response
-#include <boost/json/object.hpp>             // boost::json::object
+#include <boost/json/object.hpp>             // boost::json::object (an error event)
 #include <boost/json/serialize.hpp>          // boost::json::serialize
 
-#include "llmgate/backend/chat.hpp"           // chat_chunk, to_json
+#include "llmgate/chat/openai_wire.hpp"       // append_chunk_body, append_role_chunk_body, append_usage_chunk_body
 #include "llmgate/server/exchange.hpp"        // response_stream
 #include "llmgate/server/response_bytes.hpp"  // append_header_bytes
 
@@ -54,33 +56,34 @@ class sse_stream {
     bytes_.clear();
     append_header_bytes(header_.base(), bytes_);
     co_await out_.write(bytes_);
-    boost::json::object role = to_json(chat_chunk{}, id_, model_, created_);
-    role["choices"].as_array()[0].as_object()["delta"] = boost::json::object{{"role", "assistant"}, {"content", ""}};
-    const std::string data = boost::json::serialize(role);
-    co_await event(data);
+    append_role_chunk_body(begin_event(), id_, model_, created_);
+    co_await send_event();
   }
 
   boost::asio::awaitable<void> send(const chat_chunk& chunk) {
-    const std::string data = boost::json::serialize(to_json(chunk, id_, model_, created_));
-    co_await event(data);
+    append_chunk_body(begin_event(), chunk, id_, model_, created_);
+    co_await send_event();
   }
 
-  /// An event of the gateway's own (the usage with cost, an error).
-  boost::asio::awaitable<void> send(const boost::json::object& object) {
-    const std::string data = boost::json::serialize(object);
-    co_await event(data);
+  /// The last chunk: the answer's usage with what it cost and, for a
+  /// cached answer, what it saved.
+  boost::asio::awaitable<void> send_usage(const token_usage& usage, double cost_usd, std::optional<double> saved_usd) {
+    append_usage_chunk_body(begin_event(), usage, cost_usd, saved_usd, id_, model_, created_);
+    co_await send_event();
   }
 
   /// data: [DONE], then the end of the chunked body.
   boost::asio::awaitable<void> finish() {
-    co_await event("[DONE]");
+    begin_event() += "[DONE]";
+    co_await send_event();
     co_await out_.write(last_chunk);
   }
 
   /// An error event, then the end of the body without data: [DONE], so
   /// the client knows the answer broke off.
   boost::asio::awaitable<void> fail(const boost::json::object& error) {
-    co_await send(error);
+    begin_event() += boost::json::serialize(error);
+    co_await send_event();
     co_await out_.write(last_chunk);
   }
 
@@ -91,14 +94,21 @@ class sse_stream {
  private:
   static constexpr std::string_view last_chunk = "0\r\n\r\n";
 
-  // One event as one chunk of the body. Not a coroutine: the bytes live in
-  // bytes_ until the write completes, which the caller awaits at once.
-  boost::asio::awaitable<void> event(std::string_view data) {
-    const std::size_t size = data.size() + 8;  // "data: " and "\n\n"
+  // The event's buffer, emptied; the event's data is appended to it.
+  std::string& begin_event() {
+    event_.clear();
+    return event_;
+  }
+
+  // The event in event_ as one chunk of the body. Not a coroutine: the
+  // bytes live in bytes_ until the write completes, which the caller
+  // awaits at once.
+  boost::asio::awaitable<void> send_event() {
+    const std::size_t size = event_.size() + 8;  // "data: " and "\n\n"
     char hex[20];
     const int digits = std::snprintf(hex, sizeof hex, "%zx", size);
     bytes_.clear();
-    bytes_.append(hex, static_cast<std::size_t>(digits)).append("\r\ndata: ").append(data).append("\n\n\r\n");
+    bytes_.append(hex, static_cast<std::size_t>(digits)).append("\r\ndata: ").append(event_).append("\n\n\r\n");
     return out_.write(bytes_);
   }
 
@@ -109,6 +119,7 @@ class sse_stream {
   std::int64_t created_;
   bool keep_alive_;
   bool started_ = false;
+  std::string event_;  // the data of the event being written; reused
   std::string bytes_;  // the bytes being written; reused
 };
 

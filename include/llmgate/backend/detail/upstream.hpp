@@ -22,7 +22,7 @@
 #include <boost/json/value.hpp>      // boost::json::value
 
 #include "llmgate/backend/backend_error.hpp"
-#include "llmgate/backend/chat.hpp"
+#include "llmgate/chat/chat.hpp"  // chat_request, chat_response
 #include "llmgate/backend/http_client.hpp"
 #include "llmgate/backend/price_table.hpp"
 #include "llmgate/backend/url.hpp"
@@ -199,28 +199,36 @@ class upstream {
   const std::string& backend() const noexcept { return backend_; }
   http_client& client() const noexcept { return *client_; }
 
-  /// POSTs `body` to base path + `path` and returns decode(JSON answer);
-  /// the llmgate::errors decode throws become backend_errors.
+  /// POSTs `body` (JSON text) to base path + `path` and returns
+  /// decode(JSON answer); the llmgate::errors decode throws become
+  /// backend_errors.
+  template <class Decode>
+  auto post(std::string_view path, std::string body, Decode decode)
+      -> net::awaitable<decltype(decode(boost::json::value()))> {
+    co_return co_await exchange(make_request(http::verb::post, path, std::move(body)), std::move(decode));
+  }
+
+  /// post() of a JSON object, serialised now (not a coroutine: the
+  /// object need not outlive the call).
   template <class Decode>
   auto post(std::string_view path, const boost::json::object& body, Decode decode)
       -> net::awaitable<decltype(decode(boost::json::value()))> {
-    co_return co_await exchange(make_request(http::verb::post, path, &body), std::move(decode));
+    return post(path, boost::json::serialize(body), std::move(decode));
   }
 
   /// GETs base path + `path` and returns decode(JSON answer).
   template <class Decode>
   auto get(std::string_view path, Decode decode)
       -> net::awaitable<decltype(decode(boost::json::value()))> {
-    co_return co_await exchange(make_request(http::verb::get, path, nullptr), std::move(decode));
+    co_return co_await exchange(make_request(http::verb::get, path, std::nullopt), std::move(decode));
   }
 
-  /// POSTs `body` and hands each piece of the 2xx answer to `on_body`;
-  /// exceptions on_body throws are converted like the client's own.
-  net::awaitable<void> post_streaming(std::string_view path, const boost::json::object& body,
-                                      body_handler on_body) {
+  /// POSTs `body` (JSON text) and hands each piece of the 2xx answer to
+  /// `on_body`; exceptions on_body throws are converted like the client's own.
+  net::awaitable<void> post_streaming(std::string_view path, std::string body, body_handler on_body) {
     try {
       const auto response = co_await client_->send_streaming(
-          url_, make_request(http::verb::post, path, &body), std::move(on_body));
+          url_, make_request(http::verb::post, path, std::move(body)), std::move(on_body));
       if (response.result_int() / 100 != 2) throw upstream_failure(backend_, response);
     } catch (const backend_error&) {
       throw;
@@ -230,13 +238,13 @@ class upstream {
   }
 
  private:
-  http_request make_request(http::verb verb, std::string_view path, const boost::json::object* body) const {
+  http_request make_request(http::verb verb, std::string_view path, std::optional<std::string> body) const {
     http_request request(verb, url_.path + std::string(path), 11);
     for (const auto& [name, value] : headers_) request.set(name, value);
     request.set(http::field::accept, "application/json, text/event-stream, application/x-ndjson");
     if (body) {
       request.set(http::field::content_type, "application/json");
-      request.body() = boost::json::serialize(*body);
+      request.body() = std::move(*body);
     }
     return request;
   }

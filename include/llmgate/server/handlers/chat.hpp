@@ -15,7 +15,7 @@
 // answer. Every request is counted in the metrics and logged once.
 //
 // The chat fields are read and written in four functions only:
-// parse_chat_body, take_preferences_field, usage_event and completion_body.
+// parse_chat_body, take_preferences_field, saved_usd and completion_body.
 #pragma once
 
 #include <algorithm>    // std::find
@@ -35,7 +35,8 @@
 #include <boost/json/parse.hpp>                // boost::json::parse
 
 #include "llmgate/backend/backend_error.hpp"     // backend_error
-#include "llmgate/backend/chat.hpp"              // chat_request, chat_response, chat_chunk, parse_chat_request
+#include "llmgate/chat/chat.hpp"                 // chat_request, chat_response, chat_chunk, find_field
+#include "llmgate/chat/openai_wire.hpp"          // parse_chat_request, append_completion_body
 #include "llmgate/pipeline/request_context.hpp"  // request_context
 #include "llmgate/route/preferences.hpp"         // preferences
 #include "llmgate/route/router.hpp"              // routing_decision
@@ -46,7 +47,6 @@
 #include "llmgate/server/metrics.hpp"            // gateway_metrics, request_outcome
 #include "llmgate/server/model_backends.hpp"     // model_index
 #include "llmgate/server/request_log.hpp"        // request_log
-#include "llmgate/server/response_bytes.hpp"     // append_completion_body
 #include "llmgate/server/response_ids.hpp"       // response_ids
 #include "llmgate/server/responses.hpp"          // json_response, error_response
 #include "llmgate/server/routing.hpp"            // route_summary
@@ -116,7 +116,7 @@ class chat_handler {
           outcome_headers(context, [&](auto name, auto value) { sse.header(name, value); });
           co_await sse.start();
         }
-        if (chunk.content_delta.empty() && !chunk.finish_reason && chunk.tool_call_deltas.empty())
+        if (chunk.content_delta.empty() && !chunk.finish_reason && chunk.tool_call_deltas_json.empty())
           co_return;  // usage: sent once at the end, with its cost
         co_await sse.send(chunk);
       };
@@ -167,8 +167,7 @@ class chat_handler {
         outcome_headers(context, [&](auto name, auto value) { sse.header(name, value); });
         co_await sse.start();
       }
-      const boost::json::object usage = usage_event(response, context, sse);
-      co_await sse.send(usage);
+      co_await sse.send_usage(response.usage, response.cost_usd, saved_usd(context));
       co_await sse.finish();
       finish(http_response(http_status::ok, 11), true);
       co_return std::nullopt;
@@ -225,25 +224,20 @@ class chat_handler {
 
   // The body's "llmgate_preferences", removed from the request's parameters.
   static std::optional<std::string> take_preferences_field(chat_request& request) {
-    const auto found = request.parameters.find("llmgate_preferences");
-    if (found == request.parameters.end()) return std::nullopt;
-    std::optional<std::string> spec;
-    if (const auto* text = found->value().if_string()) spec.emplace(*text);
-    else spec.emplace("?");  // not a string: refused as unreadable
-    request.parameters.erase(found);
+    auto& fields = request.parameters;
+    const auto found = std::find_if(fields.begin(), fields.end(),
+                                    [](const json_field& f) { return f.name == "llmgate_preferences"; });
+    if (found == fields.end()) return std::nullopt;
+    boost::system::error_code ec;
+    const boost::json::value value = boost::json::parse(found->json, ec);
+    std::optional<std::string> spec(value.is_string() ? std::string(value.get_string()) : "?");  // "?": refused as unreadable
+    fields.erase(found);
     return spec;
   }
 
-  // The last event of a stream: the answer's usage with what it cost and,
-  // for a cached answer, what it saved.
-  static boost::json::object usage_event(const chat_response& response, const request_context& context,
-                                         const sse_stream& sse) {
-    boost::json::object event = to_json(chat_chunk{}, sse.id(), sse.model(), sse.created());
-    boost::json::object usage = to_json(response.usage);
-    usage["cost_usd"] = response.cost_usd;
-    if (context.cache != cache_outcome::miss) usage["saved_usd"] = context.saved_usd;
-    event["usage"] = std::move(usage);
-    return event;
+  // What a cached answer saved; none for a fresh one.
+  static std::optional<double> saved_usd(const request_context& context) {
+    return context.cache != cache_outcome::miss ? std::optional(context.saved_usd) : std::nullopt;
   }
 
   // The chat.completion body of an answer, under the gateway's id and time.
@@ -251,8 +245,7 @@ class chat_handler {
                                      const std::string& id, std::int64_t created) {
     std::string body;
     body.reserve(384 + response.content.size() + response.model.size());
-    append_completion_body(body, response, id, created,
-                           context.cache != cache_outcome::miss ? std::optional(context.saved_usd) : std::nullopt);
+    append_completion_body(body, response, id, created, saved_usd(context));
     return body;
   }
 

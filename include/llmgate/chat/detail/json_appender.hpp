@@ -1,7 +1,8 @@
 // json_appender: writes JSON pieces onto the end of a string, strings
 // escaped and numbers formatted as boost::json::serialize writes them, with
-// no tree and no string per value. The gateway writes a cached answer's
-// body this way, and the exact cache a request's canonical text.
+// no tree and no string per value. The OpenAI wire writers
+// (chat/openai_wire.hpp) write every body this way, and the exact cache a
+// request's canonical text. Network side: it uses Boost.JSON's serializer.
 #pragma once
 
 #include <charconv>     // std::to_chars
@@ -12,7 +13,7 @@
 #include <boost/json/serializer.hpp>  // boost::json::serializer
 #include <boost/json/value.hpp>       // boost::json::value
 
-#include "llmgate/version.hpp"
+#include "llmgate/version.hpp"  // the inline versioned namespace
 
 namespace llmgate::inline v0::detail {
 

@@ -1,0 +1,472 @@
+// openai_wire: the OpenAI chat.completions wire form of the chat vocabulary,
+// the one reader and writer every part of llmgate uses: requests a client
+// sends (parse_chat_request), the request body sent to OpenAI-compatible
+// servers (append_chat_request_body), their answers (parse_chat_response,
+// parse_chat_chunk, parse_token_usage), and what the gateway answers (the
+// chat.completion body and the chat.completion.chunk bodies of a stream).
+//
+// The writers append bytes to a std::string with no JSON tree: strings
+// escaped and numbers formatted as boost::json::serialize writes them, and
+// the passed-through JSON text (parameters, extra, content_json,
+// tool_calls_json) written as it is held. The readers keep passed-through
+// values as boost::json::serialize writes them, so a request read and
+// written again has the bytes a JSON tree of it would serialise to.
+//
+// Network side: this header uses Boost.JSON; chat/chat.hpp does not.
+#pragma once
+
+#include <charconv>     // std::to_chars
+#include <cstdint>      // std::int64_t, std::uint64_t
+#include <optional>     // std::optional
+#include <string>       // std::string, std::to_string
+#include <string_view>  // std::string_view
+
+#include <boost/json/array.hpp>               // boost::json::array
+#include <boost/json/monotonic_resource.hpp>  // an arena on the stack for a body's parse
+#include <boost/json/object.hpp>              // boost::json::object
+#include <boost/json/parse.hpp>               // boost::json::parse
+#include <boost/json/value.hpp>               // boost::json::value
+
+#include "llmgate/backend/detail/json_fields.hpp"  // as_object, string_field, count_field, fail...
+#include "llmgate/chat/chat.hpp"                    // the vocabulary
+#include "llmgate/chat/detail/exact_json_parse.hpp"  // parse_exact
+#include "llmgate/chat/detail/json_appender.hpp"    // json_appender
+#include "llmgate/error.hpp"                        // llmgate::error, errc
+
+namespace llmgate::inline v0 {
+
+namespace detail {
+
+/// The text of a content that is a string or an array of {"type":"text"} parts.
+inline std::string text_of(const boost::json::value& content) {
+  if (const auto* text = content.if_string()) return std::string(*text);
+  std::string joined;
+  if (const auto* parts = content.if_array())
+    for (const auto& part : *parts)
+      if (const auto* object = part.if_object())
+        if (const auto* text = object->if_contains("text"); text && text->is_string())
+          joined += text->get_string();
+  return joined;
+}
+
+/// `value` as JSON text, as boost::json::serialize writes it.
+inline std::string json_text(const boost::json::value& value) {
+  char digits[24];
+  switch (value.kind()) {  // the common scalars without a serializer
+    case boost::json::kind::int64:
+      return std::string(digits, std::to_chars(digits, digits + sizeof digits, value.get_int64()).ptr);
+    case boost::json::kind::uint64:
+      return std::string(digits, std::to_chars(digits, digits + sizeof digits, value.get_uint64()).ptr);
+    case boost::json::kind::bool_:
+      return value.get_bool() ? "true" : "false";
+    case boost::json::kind::null:
+      return "null";
+    default: {
+      std::string text;
+      json_appender(text).value(value);
+      return text;
+    }
+  }
+}
+
+/// JSON text llmgate holds (a json_field, content_json, tool_calls_json)
+/// as a value, with the numbers it was written from (parse_exact); null
+/// where the text is not JSON. `storage`: as for boost::json::parse.
+inline boost::json::value parse_json_text(std::string_view text, boost::json::storage_ptr storage = {}) {
+  boost::json::error_code ec;
+  return parse_exact(text, ec, std::move(storage));
+}
+
+/// Fields as a JSON object, for adapters that rebuild a request in
+/// another form (Anthropic, Ollama).
+inline boost::json::object to_json_object(const json_fields& fields, boost::json::storage_ptr storage = {}) {
+  boost::json::object object(storage);
+  object.reserve(fields.size());
+  for (const auto& field : fields) object.emplace(field.name, parse_json_text(field.json, storage));
+  return object;
+}
+
+/// A message's content as a JSON value: its string, or its content_json.
+inline boost::json::value content_value(const chat_message& message, boost::json::storage_ptr storage = {}) {
+  if (message.content_json.empty()) return boost::json::value(boost::json::string_view(message.content), storage);
+  return parse_json_text(message.content_json, std::move(storage));
+}
+
+/// The elements of a JSON array held as text (tool_calls_json,
+/// tool_call_deltas_json); empty where there is none or it is not an array.
+inline boost::json::array array_of(std::string_view text) {
+  if (text.empty()) return {};
+  auto value = parse_json_text(text);
+  if (auto* array = value.if_array()) return std::move(*array);
+  return {};
+}
+
+inline chat_message parse_chat_message(const boost::json::value& value, const std::string& where) {
+  const auto& object = as_object(value, where, errc::invalid_request);
+  chat_message message;
+  const auto* role = object.if_contains("role");
+  if (!role || !role->is_string()) fail(errc::invalid_request, where + ".role", "must be a string");
+  message.role = std::string(role->get_string());
+  const auto* content = object.if_contains("content");
+  if (content && !content->is_string() && !content->is_array() && !content->is_null())
+    fail(errc::invalid_request, where + ".content", "must be a string, an array of parts or null");
+  if (content && content->is_string()) {
+    message.content = std::string(content->get_string());
+  } else if (content && content->is_array()) {
+    message.content = text_of(*content);
+    message.content_json = json_text(*content);
+  } else {
+    message.content_json = "null";  // null, or no content at all: sent on as null
+  }
+  if (object.size() > 2) message.extra.reserve(object.size() - 2);
+  for (const auto& field : object)
+    if (field.key() != "role" && field.key() != "content")
+      message.extra.push_back({std::string(field.key()), json_text(field.value())});
+  return message;
+}
+
+// The members of OpenAI's usage object, without its braces.
+inline void append_usage_members(json_appender& json, const token_usage& usage) {
+  json.raw("\"prompt_tokens\":");
+  json.number(usage.prompt_tokens);
+  json.raw(",\"completion_tokens\":");
+  json.number(usage.completion_tokens);
+  json.raw(",\"total_tokens\":");
+  json.number(usage.prompt_tokens + usage.completion_tokens);
+  json.raw(",\"prompt_tokens_details\":{\"cached_tokens\":");
+  json.number(usage.cached_prompt_tokens);
+  if (usage.cache_write_tokens) {
+    json.raw(",\"cache_write_tokens\":");
+    json.number(usage.cache_write_tokens);
+  }
+  json.raw("}");
+}
+
+// The gateway's usage object: OpenAI's, with what the answer cost and,
+// for a cached answer, what it saved.
+inline void append_priced_usage(json_appender& json, const token_usage& usage, double cost_usd,
+                                std::optional<double> saved_usd) {
+  json.raw("{");
+  append_usage_members(json, usage);
+  json.raw(",\"cost_usd\":");
+  json.number(cost_usd);
+  if (saved_usd) {
+    json.raw(",\"saved_usd\":");
+    json.number(*saved_usd);
+  }
+  json.raw("}");
+}
+
+// {"id":..,"object":"chat.completion.chunk","created":..,"model":..,"choices":
+inline void append_chunk_head(json_appender& json, std::string_view id, std::string_view model,
+                              std::int64_t created) {
+  json.raw("{\"id\":");
+  json.string(id);
+  json.raw(",\"object\":\"chat.completion.chunk\",\"created\":");
+  json.number(created);
+  json.raw(",\"model\":");
+  json.string(model);
+  json.raw(",\"choices\":");
+}
+
+// The chat.completion body; usage priced (the gateway's form) when
+// `priced`, else OpenAI's usage and a top-level "cost".
+inline void append_completion(json_appender& json, const chat_response& response, std::string_view id,
+                              std::int64_t created, bool priced, std::optional<double> saved_usd) {
+  json.raw("{\"id\":");
+  json.string(id);
+  json.raw(",\"object\":\"chat.completion\",\"created\":");
+  json.number(created);
+  json.raw(",\"model\":");
+  json.string(response.model);
+  json.raw(",\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":");
+  if (response.content.empty() && !response.tool_calls_json.empty()) json.raw("null");
+  else json.string(response.content);
+  if (!response.tool_calls_json.empty()) {
+    json.raw(",\"tool_calls\":");
+    json.raw(response.tool_calls_json);
+  }
+  json.raw("},\"finish_reason\":");
+  if (response.finish_reason.empty()) json.raw("null");
+  else json.string(response.finish_reason);
+  json.raw("}],\"usage\":");
+  if (priced) {
+    append_priced_usage(json, response.usage, response.cost_usd, saved_usd);
+  } else {
+    json.raw("{");
+    append_usage_members(json, response.usage);
+    json.raw("}");
+  }
+  if (response.cost_usd > 0) {
+    json.raw(",\"cost\":");
+    json.number(response.cost_usd);
+  }
+  json.raw("}");
+}
+
+}  // namespace detail
+
+/// Reads a request in OpenAI's chat.completions form. Throws llmgate::error
+/// (errc::invalid_request) naming the field, e.g. "messages[1].role must be
+/// a string", when messages is missing or empty or a field has a wrong type.
+inline chat_request parse_chat_request(const boost::json::value& value) {
+  using detail::fail;
+  const auto& object = detail::as_object(value, "request", errc::invalid_request);
+  chat_request request;
+  request.model = detail::string_field(object, "model", "request", errc::invalid_request);
+  if (const auto* stream = object.if_contains("stream"); stream && !stream->is_null()) {
+    if (!stream->is_bool()) fail(errc::invalid_request, "request.stream", "must be a boolean");
+    request.stream = stream->get_bool();
+  }
+  const auto* messages = object.if_contains("messages");
+  if (!messages || !messages->is_array() || messages->get_array().empty())
+    fail(errc::invalid_request, "request.messages", "must be a non-empty array");
+  request.messages.reserve(messages->get_array().size());
+  for (std::size_t i = 0; i < messages->get_array().size(); ++i)
+    request.messages.push_back(detail::parse_chat_message(
+        messages->get_array()[i], "messages[" + std::to_string(i) + "]"));
+  const std::size_t named = 1 + object.contains("model") + object.contains("stream");  // and messages
+  if (object.size() > named) request.parameters.reserve(object.size() - named);
+  for (const auto& field : object)
+    if (field.key() != "model" && field.key() != "messages" && field.key() != "stream")
+      request.parameters.push_back({std::string(field.key()), detail::json_text(field.value())});
+  return request;
+}
+
+/// parse_chat_request of a body's text; a body that is not JSON is an
+/// llmgate::error(errc::invalid_request) too.
+inline chat_request parse_chat_request(std::string_view body) {
+  unsigned char buffer[4096];  // the parsed tree lives only while the request copies what it keeps
+  boost::json::monotonic_resource arena(buffer, sizeof buffer);
+  boost::system::error_code ec;
+  const boost::json::value value = boost::json::parse(body, ec, &arena);
+  if (ec) throw error(errc::invalid_request, "request is not JSON (" + ec.message() + ")");
+  return parse_chat_request(value);
+}
+
+/// What a request body sent upstream changes from the request.
+struct request_body_options {
+  std::string_view model = {};      ///< replaces request.model when not empty
+  std::optional<bool> stream = {};  ///< replaces request.stream when set
+  bool include_usage = false;       ///< sets stream_options.include_usage to true (a stream's usage chunk)
+};
+
+/// Appends the request in OpenAI's wire form: model, messages (role,
+/// content, then each extra field), stream, then every passed-through
+/// parameter; a field named like one written before it is left out.
+inline void append_chat_request_body(std::string& out, const chat_request& request,
+                                     const request_body_options& options = {}) {
+  detail::json_appender json(out);
+  json.raw("{\"model\":");
+  json.string(options.model.empty() ? std::string_view(request.model) : options.model);
+  json.raw(",\"messages\":[");
+  for (const auto& message : request.messages) {
+    if (&message != &request.messages.front()) json.raw(",");
+    json.raw("{\"role\":");
+    json.string(message.role);
+    json.raw(",\"content\":");
+    if (message.content_json.empty()) json.string(message.content);
+    else json.raw(message.content_json);
+    for (const auto& field : message.extra) {
+      if (field.name == "role" || field.name == "content") continue;
+      json.raw(",");
+      json.string(field.name);
+      json.raw(":");
+      json.raw(field.json);
+    }
+    json.raw("}");
+  }
+  json.raw("],\"stream\":");
+  json.raw(options.stream.value_or(request.stream) ? "true" : "false");
+  bool usage_asked = false;
+  for (const auto& field : request.parameters) {
+    if (field.name == "model" || field.name == "messages" || field.name == "stream") continue;
+    json.raw(",");
+    json.string(field.name);
+    json.raw(":");
+    if (options.include_usage && field.name == "stream_options") {
+      usage_asked = true;
+      auto stream_options = detail::parse_json_text(field.json);
+      if (!stream_options.is_object()) stream_options = boost::json::object();
+      stream_options.get_object()["include_usage"] = true;
+      json.value(stream_options);
+    } else {
+      json.raw(field.json);
+    }
+  }
+  if (options.include_usage && !usage_asked) json.raw(",\"stream_options\":{\"include_usage\":true}");
+  json.raw("}");
+}
+
+/// append_chat_request_body into a new string.
+inline std::string chat_request_body(const chat_request& request, const request_body_options& options = {}) {
+  std::string body;
+  body.reserve(256);
+  append_chat_request_body(body, request, options);
+  return body;
+}
+
+/// Reads OpenAI's usage object; counts absent are 0. `code` is the error
+/// a wrong type raises (the caller knows whether a client or a server sent it).
+inline token_usage parse_token_usage(const boost::json::object& usage,
+                                     errc code = errc::upstream_protocol_error) {
+  token_usage result;
+  result.prompt_tokens = detail::count_field(usage, "prompt_tokens", "usage", code);
+  result.completion_tokens = detail::count_field(usage, "completion_tokens", "usage", code);
+  if (const auto* details = detail::object_field(usage, "prompt_tokens_details", "usage", code)) {
+    result.cached_prompt_tokens =
+        detail::count_field(*details, "cached_tokens", "usage.prompt_tokens_details", code);
+    result.cache_write_tokens =
+        detail::count_field(*details, "cache_write_tokens", "usage.prompt_tokens_details", code);
+  }
+  return result;
+}
+
+/// Appends OpenAI's usage object. cache_write_tokens has no OpenAI field;
+/// it is written as prompt_tokens_details.cache_write_tokens when not zero.
+inline void append_token_usage(std::string& out, const token_usage& usage) {
+  detail::json_appender json(out);
+  json.raw("{");
+  detail::append_usage_members(json, usage);
+  json.raw("}");
+}
+
+/// Reads an OpenAI chat.completion answer (the first choice). Throws
+/// llmgate::error(errc::upstream_protocol_error) when a field has a wrong
+/// type or there is no choice.
+inline chat_response parse_chat_response(const boost::json::value& value) {
+  constexpr auto code = errc::upstream_protocol_error;
+  const auto& object = detail::as_object(value, "response", code);
+  chat_response response;
+  response.id = detail::string_field(object, "id", "response", code);
+  response.model = detail::string_field(object, "model", "response", code);
+  if (const auto* created = object.if_contains("created"); created && created->is_int64())
+    response.created = created->get_int64();
+  const auto* choices = detail::array_field(object, "choices", "response", code);
+  if (!choices || choices->empty()) detail::fail(code, "response.choices", "must hold a choice");
+  const auto& choice = detail::as_object(choices->front(), "response.choices[0]", code);
+  response.finish_reason = detail::string_field(choice, "finish_reason", "response.choices[0]", code);
+  if (const auto* message = detail::object_field(choice, "message", "response.choices[0]", code)) {
+    if (const auto* content = message->if_contains("content")) response.content = detail::text_of(*content);
+    if (const auto* calls = detail::array_field(*message, "tool_calls", "message", code); calls && !calls->empty())
+      response.tool_calls_json = detail::json_text(*calls);
+  }
+  if (const auto* usage = detail::object_field(object, "usage", "response", code))
+    response.usage = parse_token_usage(*usage, code);
+  return response;
+}
+
+/// Appends the response in OpenAI's chat.completion form, with one choice,
+/// as a model server answers. When the price table knew the model, a
+/// top-level "cost" field holds cost_usd (an llmgate extension that OpenAI
+/// clients ignore).
+inline void append_completion_body(std::string& out, const chat_response& response) {
+  detail::json_appender json(out);
+  detail::append_completion(json, response, response.id, response.created, false, std::nullopt);
+}
+
+/// The chat.completion body the gateway answers with: as above, under the
+/// gateway's `id` and `created`, with usage extended by cost_usd and, when
+/// given, saved_usd.
+inline void append_completion_body(std::string& out, const chat_response& response, std::string_view id,
+                                   std::int64_t created, std::optional<double> saved_usd) {
+  detail::json_appender json(out);
+  detail::append_completion(json, response, id, created, true, saved_usd);
+}
+
+/// append_completion_body(out, response) into a new string.
+inline std::string completion_body(const chat_response& response) {
+  std::string body;
+  append_completion_body(body, response);
+  return body;
+}
+
+/// Appends one chat.completion.chunk in OpenAI's streaming form. A chunk
+/// with usage and nothing else is written as the include_usage chunk
+/// (empty choices).
+inline void append_chunk_body(std::string& out, const chat_chunk& chunk, std::string_view id,
+                              std::string_view model, std::int64_t created) {
+  detail::json_appender json(out);
+  detail::append_chunk_head(json, id, model, created);
+  const bool usage_only = chunk.usage && chunk.content_delta.empty() && !chunk.finish_reason &&
+                          chunk.tool_call_deltas_json.empty();
+  if (usage_only) {
+    json.raw("[]");
+  } else {
+    json.raw("[{\"index\":0,\"delta\":{");
+    if (!chunk.content_delta.empty()) {
+      json.raw("\"content\":");
+      json.string(chunk.content_delta);
+    }
+    if (!chunk.tool_call_deltas_json.empty()) {
+      json.raw(chunk.content_delta.empty() ? "\"tool_calls\":" : ",\"tool_calls\":");
+      json.raw(chunk.tool_call_deltas_json);
+    }
+    json.raw("},\"finish_reason\":");
+    if (chunk.finish_reason) json.string(*chunk.finish_reason);
+    else json.raw("null");
+    json.raw("}]");
+  }
+  if (chunk.usage) {
+    json.raw(",\"usage\":{");
+    detail::append_usage_members(json, *chunk.usage);
+    json.raw("}");
+  }
+  json.raw("}");
+}
+
+/// append_chunk_body into a new string.
+inline std::string chunk_body(const chat_chunk& chunk, std::string_view id, std::string_view model,
+                              std::int64_t created) {
+  std::string body;
+  append_chunk_body(body, chunk, id, model, created);
+  return body;
+}
+
+/// Appends the first chunk of a stream the gateway sends: the assistant's
+/// role, with empty content.
+inline void append_role_chunk_body(std::string& out, std::string_view id, std::string_view model,
+                                   std::int64_t created) {
+  detail::json_appender json(out);
+  detail::append_chunk_head(json, id, model, created);
+  json.raw("[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}");
+}
+
+/// Appends the last chunk of a stream the gateway sends: an empty delta
+/// and the usage as in the gateway's chat.completion body (cost_usd and,
+/// when given, saved_usd).
+inline void append_usage_chunk_body(std::string& out, const token_usage& usage, double cost_usd,
+                                    std::optional<double> saved_usd, std::string_view id,
+                                    std::string_view model, std::int64_t created) {
+  detail::json_appender json(out);
+  detail::append_chunk_head(json, id, model, created);
+  json.raw("[{\"index\":0,\"delta\":{},\"finish_reason\":null}],\"usage\":");
+  detail::append_priced_usage(json, usage, cost_usd, saved_usd);
+  json.raw("}");
+}
+
+/// Reads one chat.completion.chunk (the first choice's delta). The usage
+/// chunk of stream_options.include_usage is read whether its choices are
+/// empty, null or, as some servers send them, non-empty. Throws
+/// llmgate::error(errc::upstream_protocol_error) on wrong types.
+inline chat_chunk parse_chat_chunk(const boost::json::value& value) {
+  constexpr auto code = errc::upstream_protocol_error;
+  const auto& object = detail::as_object(value, "chunk", code);
+  chat_chunk chunk;
+  const auto* choices = detail::array_field(object, "choices", "chunk", code);
+  if (choices && !choices->empty()) {
+    const auto& choice = detail::as_object(choices->front(), "chunk.choices[0]", code);
+    if (const auto* reason = choice.if_contains("finish_reason"); reason && !reason->is_null())
+      chunk.finish_reason = detail::string_field(choice, "finish_reason", "chunk.choices[0]", code);
+    if (const auto* delta = detail::object_field(choice, "delta", "chunk.choices[0]", code)) {
+      if (const auto* content = delta->if_contains("content")) chunk.content_delta = detail::text_of(*content);
+      if (const auto* calls = detail::array_field(*delta, "tool_calls", "delta", code); calls && !calls->empty())
+        chunk.tool_call_deltas_json = detail::json_text(*calls);
+    }
+  }
+  if (const auto* usage = detail::object_field(object, "usage", "chunk", code))
+    chunk.usage = parse_token_usage(*usage, code);
+  return chunk;
+}
+
+}  // namespace llmgate::inline v0

@@ -1,0 +1,173 @@
+// openai_wire: every body it writes has the bytes a boost::json tree of it
+// serialised to before (reference_wire.hpp), escapes and number formats
+// included; what it reads keeps passed-through JSON as text.
+#include <optional>  // std::optional
+#include <string>    // std::string
+#include <vector>    // std::vector
+
+#include <boost/json/parse.hpp>      // boost::json::parse
+#include <boost/json/serialize.hpp>  // boost::json::serialize
+#include <boost/test/unit_test.hpp>
+
+#include "llmgate/chat/openai_wire.hpp"
+#include "reference_wire.hpp"
+
+namespace {
+
+using namespace llmgate;
+namespace json = boost::json;
+namespace reference = llmgate::test::reference;
+
+const char* const requests[] = {
+    R"({"model":"m","messages":[{"role":"user","content":"What is the capital of France?"}]})",
+    R"({"model":"gpt-4o","stream":true,
+        "messages":[{"role":"system","content":"Be brief."},
+                    {"role":"user","name":"ann","content":[{"type":"text","text":"Hi "},{"type":"image_url","image_url":{"url":"https://x/y.png"}},{"type":"text","text":"there"}]},
+                    {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},
+                    {"role":"assistant"},
+                    {"role":"tool","tool_call_id":"c1","content":"42"}],
+        "temperature":0.3,"top_p":1,"max_tokens":18446744073709551615,"seed":-3,"stop":["a","\u0001"],
+        "tools":[{"type":"function","function":{"name":"f","parameters":{"b":1e-300,"a":[true,null]}}}],
+        "response_format":{"type":"json_object"},"x_vendor_field":[1,2.5,"\u00e9"],"stream_options":null})",
+    R"({"messages":[{"role":"user","content":"Quotes \" and \\ and\nnewlines \u0007 \ud83d\ude00"}],"stream":false,
+        "stream_options":{"include_usage":false,"other":1},"user":"u"})",
+};
+
+// What the OpenAI backend made of a request before it wrote bytes.
+std::string wire_request_by_tree(const chat_request& request, std::string_view model, bool stream) {
+  auto body = reference::to_json(request);
+  if (!model.empty()) body["model"] = model;
+  body["stream"] = stream;
+  if (stream) {
+    auto& stream_options = body["stream_options"];
+    if (!stream_options.is_object()) stream_options = json::object();
+    stream_options.as_object()["include_usage"] = true;
+  }
+  return json::serialize(body);
+}
+
+std::vector<chat_response> responses() {
+  chat_response plain;
+  plain.id = "upstream-id";
+  plain.model = "gpt-4o-mini";
+  plain.content = "Quotes \" and \\ and\nnewlines, \x01 control, unicode \xc3\xa9 \xf0\x9f\x98\x80";
+  plain.finish_reason = "stop";
+  plain.usage = {.prompt_tokens = 12, .completion_tokens = 34, .cached_prompt_tokens = 5};
+  plain.cost_usd = 1.2345678901234567e-05;
+  plain.created = 1700000000;
+  chat_response tools = plain;
+  tools.content.clear();
+  tools.finish_reason.clear();
+  tools.usage.cache_write_tokens = 7;
+  tools.cost_usd = 0;
+  tools.tool_calls_json = R"([{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}])";
+  chat_response both = tools;
+  both.content = "Let me look.";
+  return {plain, tools, both, chat_response{}};
+}
+
+std::vector<chat_chunk> chunks() {
+  std::vector<chat_chunk> all(6);
+  all[1].content_delta = "caf\xc3\xa9 \"x\"";
+  all[2].finish_reason = "stop";
+  all[2].content_delta = "end";
+  all[3].tool_call_deltas_json = R"([{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":""}}])";
+  all[4].usage = token_usage{100, 5, 64, 3};
+  all[5] = all[3];
+  all[5].content_delta = "and";
+  all[5].usage = token_usage{1, 2, 0, 0};
+  return all;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(openai_wire_test)
+
+BOOST_AUTO_TEST_CASE(request_body_has_the_bytes_of_the_tree) {
+  for (const char* text : requests) {
+    const auto sent = json::parse(text);
+    const chat_request request = parse_chat_request(sent);
+    BOOST_TEST(chat_request_body(request) == json::serialize(reference::to_json(request)), text);
+    for (const std::string_view model : {std::string_view(), std::string_view("other-model")})
+      for (const bool stream : {false, true})
+        BOOST_TEST(chat_request_body(request, {.model = model, .stream = stream, .include_usage = stream}) ==
+                       wire_request_by_tree(request, model, stream), text);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(passed_through_values_are_kept_as_serialised_text) {
+  const chat_request request = parse_chat_request(std::string_view(requests[1]));
+  BOOST_TEST(request.messages.size() == 5u);
+  BOOST_TEST(request.messages[1].content == "Hi there");
+  BOOST_TEST(content_text(request.messages[1]) == "Hi there");
+  BOOST_TEST(request.messages[1].content_json.front() == '[');
+  BOOST_TEST(find_field(request.messages[1].extra, "name")->json == R"("ann")");
+  BOOST_TEST(request.messages[2].content_json == "null");
+  BOOST_TEST(request.messages[3].content_json == "null");  // absent content goes on as null
+  BOOST_TEST(request.messages[4].content_json.empty());
+  BOOST_TEST(find_field(request.parameters, "temperature")->json == "3E-1");
+  BOOST_TEST(find_field(request.parameters, "max_tokens")->json == "18446744073709551615");
+  BOOST_TEST(find_field(request.parameters, "model") == nullptr);
+  BOOST_TEST(find_field(request.parameters, "stream") == nullptr);
+
+  json_fields fields{{"a", "1"}};
+  set_field(fields, "b", "2");
+  set_field(fields, "a", "3");
+  BOOST_TEST((fields == json_fields{{"a", "3"}, {"b", "2"}}));
+}
+
+BOOST_AUTO_TEST_CASE(a_body_that_is_not_json_is_an_invalid_request) {
+  try {
+    (void)parse_chat_request(std::string_view(R"({"model":"m","messages":[)"));
+    BOOST_FAIL("expected an llmgate::error");
+  } catch (const llmgate::error& e) {
+    BOOST_TEST(e.code() == errc::invalid_request);
+  }
+  try {
+    (void)parse_chat_request(std::string_view(R"({"messages":[{"role":"user","content":"x"},{"content":"y"}]})"));
+    BOOST_FAIL("expected an llmgate::error");
+  } catch (const llmgate::error& e) {
+    BOOST_TEST(std::string(e.what()).find("messages[1].role must be a string") == 0u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(completion_body_has_the_bytes_of_the_tree) {
+  for (const auto& response : responses()) {
+    BOOST_TEST(completion_body(response) == json::serialize(reference::to_json(response)));
+    const auto read_back = parse_chat_response(json::parse(completion_body(response)));
+    BOOST_TEST(read_back.content == response.content);
+    BOOST_TEST(read_back.tool_calls_json == response.tool_calls_json);
+    BOOST_TEST((read_back.usage == response.usage));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(chunk_bodies_have_the_bytes_of_the_tree) {
+  for (const auto& chunk : chunks()) {
+    BOOST_TEST(chunk_body(chunk, "chatcmpl-\"1\"", "m\xc3\xa9", -5) ==
+               json::serialize(reference::to_json(chunk, "chatcmpl-\"1\"", "m\xc3\xa9", -5)));
+    const auto read_back = parse_chat_chunk(json::parse(chunk_body(chunk, "i", "m", 1)));
+    BOOST_TEST(read_back.content_delta == chunk.content_delta);
+    BOOST_TEST(read_back.tool_call_deltas_json == chunk.tool_call_deltas_json);
+    BOOST_TEST((read_back.usage == chunk.usage));
+  }
+
+  // The gateway's first and last chunks of a stream.
+  auto role = reference::to_json(chat_chunk{}, "id", "m", 7);
+  role["choices"].as_array()[0].as_object()["delta"] = json::object{{"role", "assistant"}, {"content", ""}};
+  std::string written;
+  append_role_chunk_body(written, "id", "m", 7);
+  BOOST_TEST(written == json::serialize(role));
+  for (const std::optional<double> saved : {std::optional<double>(), std::optional<double>(2.5e-7)}) {
+    const token_usage usage{10, 5, 4, 1};
+    auto last = reference::to_json(chat_chunk{}, "id", "m", 7);
+    auto usage_json = reference::to_json(usage);
+    usage_json["cost_usd"] = 0.125;
+    if (saved) usage_json["saved_usd"] = *saved;
+    last["usage"] = std::move(usage_json);
+    written.clear();
+    append_usage_chunk_body(written, usage, 0.125, saved, "id", "m", 7);
+    BOOST_TEST(written == json::serialize(last));
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

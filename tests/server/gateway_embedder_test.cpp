@@ -98,7 +98,7 @@ BOOST_AUTO_TEST_CASE(a_rephrasing_hits_through_the_upstreams_embeddings) {
   BOOST_TEST(server.upstream.requests("/v1/chat/completions") == 1u);
   BOOST_TEST(server.upstream.requests("/v1/embeddings") == 3u);
   const auto received = server.upstream.received();
-  const auto& last = received.back().json();
+  const auto last = received.back().json();
   BOOST_TEST(last.at("model").as_string() == "bow");
   BOOST_TEST(last.at("input").at(0).as_string() == "what is the capital city of France");
   BOOST_TEST(g.semantic().size() == 1u);
@@ -113,7 +113,8 @@ BOOST_AUTO_TEST_CASE(v1_embeddings_serves_the_configured_model_through_the_same_
   const auto reply = post(g.port(), "/v1/embeddings", R"({"model": "bow", "input": ["red apple", "green pear"]})",
                           "key-acme");
   BOOST_TEST_REQUIRE(reply.status == 200u, reply.body);
-  const auto& data = reply.json().at("data").as_array();
+  const auto body = reply.json();
+  const auto& data = body.at("data").as_array();
   BOOST_TEST_REQUIRE(data.size() == 2u);
   for (const auto& item : data) {
     const auto& vector = item.at("embedding").as_array();

@@ -558,13 +558,13 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
       fail(code, "config: " + where + ".dimension", "must be from 1 to 65536");
     embedder.model = read::string(e, "model", where, embedder.model);
     if (embedder.kind == "openai") {
-      if (!e.contains("dimension"))
-        fail(code, "config: " + where + ".dimension", "must give the embedding model's vector length");
       embedder.base_url = read::string(e, "base_url", where);
       if (!read::http_url(embedder.base_url))
         fail(code, "config: " + where + ".base_url", "must be an http:// or https:// URL");
       embedder.api_key = read::secret(e, where, false);
       if (!e.contains("model")) fail(code, "config: " + where + ".model", "must name the upstream's embedding model");
+      if (!e.contains("dimension"))
+        fail(code, "config: " + where + ".dimension", "must give the embedding model's vector length");
     }
   };
   if (const auto* embedder = read::object(root, "embedder", "")) read_embedder(*embedder, "embedder");

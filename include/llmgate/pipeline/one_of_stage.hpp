@@ -7,6 +7,7 @@
 #pragma once
 
 #include <concepts>  // std::same_as
+#include <cstddef>   // std::size_t
 #include <utility>   // std::move, std::in_place_index
 #include <variant>   // std::variant, std::visit
 

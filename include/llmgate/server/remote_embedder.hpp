@@ -13,7 +13,8 @@
 #include <chrono>     // std::chrono::seconds
 #include <exception>  // std::exception_ptr, std::rethrow_exception
 #include <memory>     // std::make_shared
-#include <string>     // std::string
+#include <string>     // std::string, std::to_string
+#include <utility>    // std::move
 
 #include <boost/asio/any_io_executor.hpp>  // boost::asio::any_io_executor
 #include <boost/asio/co_spawn.hpp>         // boost::asio::co_spawn

@@ -5,6 +5,7 @@
 #include "llmgate/pipeline/backend_stage.hpp"
 #include "llmgate/pipeline/cached_answer.hpp"
 #include "llmgate/pipeline/exact_cache_stage.hpp"
+#include "llmgate/pipeline/one_of_stage.hpp"
 #include "llmgate/pipeline/optional_stage.hpp"
 #include "llmgate/pipeline/pipeline.hpp"
 #include "llmgate/pipeline/request_context.hpp"

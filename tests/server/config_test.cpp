@@ -213,6 +213,13 @@ BOOST_AUTO_TEST_CASE(composed_mistakes_are_refused_by_name) {
                "config: semantic_cache.embedder.base_url must be an http:// or https:// URL");
   refused_with(composed_with("semantic_cache", R"({"embedder": {"dimension": 0}})"),
                "config: semantic_cache.embedder.dimension must be from 1 to 65536");
+  refused_with(composed_with("semantic_cache",
+                             R"({"embedder": {"kind": "openai", "base_url": "http://e/v1", "model": "e"}})"),
+               "config: semantic_cache.embedder.dimension must give the embedding model's vector length");
+  refused_with(composed_with("semantic_cache", R"({"threshold": {"policy": "adaptive", "min_feedback": 0}})"),
+               "config: semantic_cache.threshold.min_feedback must be from 1 to 1000000");
+  refused_with(composed_with("semantic_cache", R"({"threshold": {"policy": "static", "min_feedback": 3}})"),
+               "config: semantic_cache.threshold.min_feedback is for the adaptive policy only");
   // A kind registered in C++ is known to from_json when it is told of it.
   const std::vector<std::string_view> kinds = {"openai", "demo", "mykind"};
   BOOST_TEST(gateway_config::from_json(boost::json::parse(with("backends", R"([{"name": "m", "kind": "mykind", "x": 1}])")),

@@ -386,7 +386,8 @@ BOOST_FIXTURE_TEST_CASE(new_embedder_weights_come_from_the_refresher_not_from_re
   // weights are due (the embedder's first refresh is at 1,000 documents);
   // inserts leave that to it (refresh_in_insert, tested in
   // semantic_cache_test), so without the thread the weights never move.
-  auto& cache = server->semantic();
+  BOOST_REQUIRE(server->semantic().hashing());
+  auto& cache = *server->semantic().hashing();
   const cache_scope scope({.tenant = "acme"});
   for (int i = 0; i < 1000; ++i)
     cache.insert(scope, "stored question " + std::to_string(i), std::make_shared<const chat_response>());

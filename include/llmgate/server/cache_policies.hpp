@@ -8,6 +8,7 @@
 #include <algorithm> // std::min
 #include <atomic>    // std::atomic (the clock's offset)
 #include <chrono>    // std::chrono::steady_clock
+#include <cstdint>   // std::uint32_t
 #include <memory>    // std::shared_ptr
 #include <optional>  // std::optional
 
@@ -63,6 +64,7 @@ inline configured_threshold threshold_of(const threshold_config& config, double 
   if (*kind == threshold_kind::fixed) return configured_threshold::fixed(static_cast<float>(static_value));
   adaptive_threshold_options options;
   options.error_bound = static_cast<float>(config.error_bound);
+  options.min_feedback = static_cast<std::uint32_t>(config.min_feedback);
   if (config.value_given) options.start_threshold = static_cast<float>(config.value);
   options.floor = std::min(options.floor, options.start_threshold);
   return configured_threshold::adaptive(options);

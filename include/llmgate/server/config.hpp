@@ -26,6 +26,8 @@
 //                        "threshold": {"policy": "static", "value": 0.9},    // or just "threshold": 0.9
 //                        "eviction": {"policy": "lru"}, "ttl_seconds": 0,    // 0: answers never expire
 //                        "embedder": {"kind": "hashing", "dimension": 384, "model": "llmgate-hashing"},
+//                        // or {"kind": "openai", "base_url": "http://127.0.0.1:8081/v1",
+//                        //     "model": "nomic-embed-text", "dimension": 768, "api_key_env": "EMBED_KEY"}
 //                        "hnsw": {"m": 32, "ef_construction": 200, "ef_search": 12}},
 //     "snapshot": {"directory": "/var/lib/llmgate"},   // caches saved on shutdown, loaded on start
 //     "log":      {"requests": true}
@@ -60,10 +62,14 @@
 // "value"; "adaptive" learns the threshold from /v1/feedback so that at
 // most "error_bound" of served hits are wrong (starting from "value" when
 // given). eviction "lru", "lfu" or "cost_aware" chooses who leaves a full
-// cache; "ttl_seconds" (> 0) expires answers that old. embedder "hashing"
-// is built in; "openai" (an OpenAI-compatible /embeddings endpoint at
-// "base_url") is read and checked here but refused at start by this
-// version of the gateway. "capacity" is another name for max_entries.
+// cache; "ttl_seconds" (> 0) expires answers that old. "min_feedback"
+// (adaptive) is how many verdicts come in before the learned threshold
+// replaces the start. embedder "hashing" is built in; "openai" is any
+// OpenAI-compatible /embeddings endpoint at "base_url" (llama.cpp's
+// server, Ollama's /v1, vLLM, OpenAI), with its "model" and "dimension"
+// (both required) and an optional "api_key_env"; the gateway asks it for
+// one embedding at start and does not start when it gets none.
+// "capacity" is another name for max_entries.
 //
 // semantic_cache.hnsw trades near-duplicates found for CPU: lower
 // ef_construction makes each miss's insert cheaper, lower ef_search each
@@ -143,14 +149,15 @@ struct threshold_config {
   double value = 0.9;             ///< static: the threshold; adaptive: where it starts (when given)
   bool value_given = false;       ///< adaptive starts at its own default unless a value is given
   double error_bound = 0.05;      ///< adaptive: the share of served hits allowed to be wrong
+  std::uint64_t min_feedback = 30;  ///< adaptive: verdicts heard before the learned threshold is used
 };
 
 struct embedder_config {
-  std::string kind = "hashing";  ///< hashing (built in) | openai (refused at start for now)
-  std::string base_url = {};     ///< openai: the server's /v1 base
+  std::string kind = "hashing";  ///< hashing (built in) | openai (an OpenAI-compatible /embeddings)
+  std::string base_url = {};     ///< openai: the server's /v1 base (POST {base_url}/embeddings)
   std::string api_key = {};      ///< openai: from api_key_env
-  std::string model = "llmgate-hashing";  ///< the name /v1/embeddings and /v1/models give it
-  std::uint64_t dimension = 384;
+  std::string model = "llmgate-hashing";  ///< the name /v1/embeddings serves; openai: the upstream's model
+  std::uint64_t dimension = 384;  ///< floats per vector; openai: the model's, which must be given
 };
 
 struct tenant_config {
@@ -365,6 +372,17 @@ inline void gateway_config::check() const {
     if (model.name == embedder.model)
       fail(code, where + ".name", "is the embedding model's name (semantic_cache.embedder.model)");
   }
+  if (embedder.kind == "openai") {
+    const std::string where = "config: semantic_cache.embedder";
+    if (embedder.dimension == 0 || embedder.dimension > 65536) fail(code, where + ".dimension", "must be from 1 to 65536");
+    if (!detail::config_reader::http_url(embedder.base_url))
+      fail(code, where + ".base_url", "must be an http:// or https:// URL");
+    if (embedder.model.empty()) fail(code, where + ".model", "must name the upstream's embedding model");
+  } else if (embedder.kind != "hashing") {
+    fail(code, "config: semantic_cache.embedder.kind", "must be \"hashing\" or \"openai\" (not \"" + embedder.kind + "\")");
+  }
+  if (semantic_threshold_policy.min_feedback == 0)
+    fail(code, "config: semantic_cache.threshold.min_feedback", "must be at least 1");
   if (router) {
     for (std::size_t i = 0; i < router->aliases.size(); ++i)
       if (find_model(router->aliases[i]))
@@ -545,6 +563,8 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
         fail(code, "config: " + where + ".base_url", "must be an http:// or https:// URL");
       embedder.api_key = read::secret(e, where, false);
       if (!e.contains("model")) fail(code, "config: " + where + ".model", "must name the upstream's embedding model");
+      if (!e.contains("dimension"))
+        fail(code, "config: " + where + ".dimension", "must give the embedding model's vector length");
     }
   };
   if (const auto* embedder = read::object(root, "embedder", "")) read_embedder(*embedder, "embedder");
@@ -576,8 +596,14 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
         fail(code, "config: semantic_cache.threshold.error_bound", "must be in (0, 1)");
       if (threshold.policy == "static" && spelled->contains("error_bound"))
         fail(code, "config: semantic_cache.threshold.error_bound", "is for the adaptive policy only");
+      threshold.min_feedback = read::count(*spelled, "min_feedback", where + ".threshold", threshold.min_feedback);
+      if (threshold.min_feedback == 0 || threshold.min_feedback > 1'000'000)
+        fail(code, "config: semantic_cache.threshold.min_feedback", "must be from 1 to 1000000");
+      if (threshold.policy == "static" && spelled->contains("min_feedback"))
+        fail(code, "config: semantic_cache.threshold.min_feedback", "is for the adaptive policy only");
     } else if (field && !field->is_null()) {
-      fail(code, "config: semantic_cache.threshold", "must be a number or {\"policy\", \"value\", \"error_bound\"}");
+      fail(code, "config: semantic_cache.threshold",
+           "must be a number or {\"policy\", \"value\", \"error_bound\", \"min_feedback\"}");
     }
     config.semantic_threshold = threshold.value;
     config.semantic_eviction = read::eviction(*semantic, where);

@@ -11,7 +11,8 @@
 //   routing.hpp         the router of the config's "router" section
 //
 //   POST /v1/chat/completions   the pipeline; stream=true answers as SSE
-//   POST /v1/embeddings         the built-in embedder (the one the semantic cache uses)
+//   POST /v1/embeddings         the semantic cache's embedder: the built-in one, or the
+//                               "openai" kind's upstream (through the worker's async embedder)
 //   GET  /v1/models             the models of the config
 //   POST /v1/feedback           {"id": <response id>, "correct": false}: the
 //                               verdict reaches the cache and the router
@@ -32,6 +33,10 @@
 //                   hits as well; it needs no network, and its decision
 //                   (x-llmgate-model) stays true of the answer served;
 //   exact cache, semantic cache   (each may be switched off in the config);
+//                   the semantic one of the embedder's kind (semantic_tier.hpp):
+//                   with kind "openai" each worker awaits embeddings from
+//                   its own async_http_embedder, on its own io thread,
+//                   holding nothing meanwhile;
 //   model backends  the fallback list of the request's (routed) model.
 //
 // A program adds stages at compile time and backend kinds at run time:
@@ -77,7 +82,6 @@
 #include "llmgate/pipeline/exact_cache_stage.hpp"     // exact_cache_stage
 #include "llmgate/pipeline/optional_stage.hpp"        // optional_stage
 #include "llmgate/pipeline/pipeline.hpp"              // pipeline
-#include "llmgate/pipeline/semantic_cache_stage.hpp"  // semantic_cache_stage
 #include "llmgate/route/router_stage.hpp"             // router_stage
 #include "llmgate/server/access.hpp"                  // access_keys
 #include "llmgate/server/admission.hpp"               // admission_gate
@@ -97,7 +101,9 @@
 #include "llmgate/server/model_backends.hpp"          // model_backends, model_backend_stage
 #include "llmgate/server/request_log.hpp"             // request_log
 #include "llmgate/server/response_ids.hpp"            // response_ids
+#include "llmgate/server/remote_embedder.hpp"         // gateway_remote_embedder, make_remote_embedder
 #include "llmgate/server/routing.hpp"                 // gateway_router, make_gateway_router
+#include "llmgate/server/semantic_tier.hpp"           // gateway_semantic_cache, gateway_semantic_stage
 #include "llmgate/server/session.hpp"                 // session
 #include "llmgate/server/snapshots.hpp"               // gateway_caches
 
@@ -135,7 +141,7 @@ class basic_gateway {
  public:
   using pipeline_type = pipeline<UserStages..., detail::absent_or<router_stage<gateway_router>>,
                                  optional_stage<exact_cache_stage<gateway_exact_cache>>,
-                                 optional_stage<semantic_cache_stage<gateway_semantic_cache>>, model_backend_stage>;
+                                 optional_stage<gateway_semantic_stage>, model_backend_stage>;
 
   /// Checks the config (gateway_config::check and the backend kinds),
   /// builds the router and each worker's backends, and loads the caches
@@ -181,7 +187,8 @@ class basic_gateway {
       boost::asio::co_spawn(listener_.io(w), std::move(served),
                             boost::asio::bind_cancellation_slot(s->slot(), boost::asio::detached));
     });
-    if (config_.semantic_cache) refresher_ = std::jthread([this](std::stop_token stop) { caches_.refresh_until(stop); });
+    if (config_.semantic_cache && caches_.semantic().learns())
+      refresher_ = std::jthread([this](std::stop_token stop) { caches_.refresh_until(stop); });
     log_.event("listening", {{"address", config_.address}, {"port", port()}, {"threads", config_.threads}});
   }
 
@@ -212,6 +219,7 @@ class basic_gateway {
 
   const gateway_config& config() const noexcept { return config_; }
   gateway_exact_cache& exact() noexcept { return caches_.exact(); }
+  /// The semantic cache, of the embedder's kind (hashing() or remote()).
   gateway_semantic_cache& semantic() noexcept { return caches_.semantic(); }
   gateway_metrics& metrics() noexcept { return metrics_; }
   /// The router; nullptr when the config has no "router".
@@ -219,13 +227,16 @@ class basic_gateway {
 
  private:
   // What a worker owns: its models' backends (on its connection pool),
-  // the pipeline over them and the shared caches, and its dispatch table
-  // (whose chat handler runs that pipeline). Built in place: the pipeline
-  // and the table point into it.
+  // the embedder of kind "openai" (on a pool of its own), the pipeline
+  // over them and the shared caches, and its dispatch table (whose chat
+  // handler runs that pipeline). Built in place: the pipeline and the
+  // table point into it.
   struct worker {
     worker(basic_gateway& g, const boost::asio::any_io_executor& executor)
         : backends(g.config_, g.registry_, g.models_, executor),
-          answer(std::apply([&](const UserStages&... user) { return make_pipeline(g, backends, user...); }, g.stages_)),
+          embedder(remote_embedder_of(g, executor)),
+          answer(std::apply([&](const UserStages&... user) { return make_pipeline(g, backends, embedder, user...); },
+                            g.stages_)),
           routes(g.keys_) {
       namespace http = boost::beast::http;
       routes.add(http::verb::get, "/healthz", route_access::open, health_handler{&g.listener_.stopping()})
@@ -237,22 +248,35 @@ class basic_gateway {
           .add(http::verb::get, "/v1/models", route_access::tenant, models_handler(g.config_))
           .add(http::verb::post, "/v1/chat/completions", route_access::tenant,
                chat_handler<pipeline_type>(g.services_, answer))
-          .add(http::verb::post, "/v1/embeddings", route_access::tenant,
-               embeddings_handler<hashing_embedder>{&g.caches_.semantic().embedder(), g.config_.embedder.model})
           .add(http::verb::post, "/v1/feedback", route_access::tenant, feedback_handler{&g.feedback_, &g.ids_});
+      if (embedder)
+        routes.add(http::verb::post, "/v1/embeddings", route_access::tenant,
+                   async_embeddings_handler<gateway_remote_embedder>{*embedder, g.config_.embedder.model});
+      else
+        routes.add(http::verb::post, "/v1/embeddings", route_access::tenant,
+                   embeddings_handler<hashing_embedder>{&g.caches_.semantic().hashing()->embedder(),
+                                                        g.config_.embedder.model});
+    }
+
+    static std::optional<gateway_remote_embedder> remote_embedder_of(basic_gateway& g,
+                                                                     const boost::asio::any_io_executor& executor) {
+      if (g.caches_.semantic().learns()) return std::nullopt;
+      return make_remote_embedder(g.config_.embedder, executor);
     }
 
     model_backends backends;
+    std::optional<gateway_remote_embedder> embedder;  // kind "openai" only
     pipeline_type answer;
     dispatch_table routes;
   };
 
-  static pipeline_type make_pipeline(basic_gateway& g, model_backends& backends, const UserStages&... user) {
+  static pipeline_type make_pipeline(basic_gateway& g, model_backends& backends,
+                                     const std::optional<gateway_remote_embedder>& embedder, const UserStages&... user) {
     std::optional<router_stage<gateway_router>> routing;
     if (g.router_) routing.emplace(*g.router_, router_stage_options{.aliases = g.config_.router->aliases});
     return pipeline_type(user..., detail::absent_or<router_stage<gateway_router>>(std::move(routing)),
                          optional_stage(exact_cache_stage(g.caches_.exact()), g.config_.exact_cache),
-                         optional_stage(semantic_cache_stage(g.caches_.semantic()), g.config_.semantic_cache),
+                         optional_stage(g.caches_.semantic().stage(embedder), g.config_.semantic_cache),
                          model_backend_stage(backends));
   }
 

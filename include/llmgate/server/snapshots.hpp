@@ -2,12 +2,18 @@
 // loaded from the snapshot directory when it holds them; saved there on
 // stop. The one place where the gateway constructs, loads and saves
 // caches, and where the config's cache policies (eviction, lifetime,
-// threshold, embedder) become policy objects.
+// threshold, embedder) become policy objects. The semantic tier is of the
+// embedder's kind (semantic_tier.hpp); for kind "openai" the embedder is
+// asked for one embedding first (remote_embedder.hpp), and the gateway
+// does not start without it.
 //
 // A snapshot that cannot be read is moved aside (renamed *.unreadable,
 // with a log line) and that cache starts empty: a damaged file never
 // keeps the gateway from starting. A snapshot written under another
-// threshold policy is one such file (see cache_policies.hpp).
+// threshold policy is one such file (see cache_policies.hpp). The two
+// embedder kinds keep their semantic snapshots in files of their own
+// (semantic.snapshot, semantic_openai.snapshot), so that changing the
+// kind never reads one as the other.
 #pragma once
 
 #include <chrono>              // std::chrono::milliseconds
@@ -21,42 +27,32 @@
 #include <string_view>         // std::string_view
 #include <system_error>        // std::error_code
 
-#include <boost/asio/connect.hpp>      // boost::asio::connect (the embedder's address is tried at start)
-#include <boost/asio/io_context.hpp>   // boost::asio::io_context
-#include <boost/asio/ip/tcp.hpp>       // boost::asio::ip::tcp
-#include <boost/asio/steady_timer.hpp> // the probe's time limit
-
-#include "llmgate/backend/url.hpp"                // base_url
 #include "llmgate/cache/exact_cache.hpp"          // exact_cache
-#include "llmgate/cache/semantic_cache.hpp"       // basic_semantic_cache
+#include "llmgate/cache/semantic_cache.hpp"       // semantic_cache_options
+#include "llmgate/embed/external_embedder.hpp"    // external_embedder
 #include "llmgate/embed/hashing_embedder.hpp"     // hashing_embedder
-#include "llmgate/error.hpp"                      // llmgate::error
 #include "llmgate/pipeline/cached_answer.hpp"     // cached_answer
 #include "llmgate/server/cache_policies.hpp"      // gateway_eviction, eviction_of, threshold_of, cache_clock
 #include "llmgate/server/config.hpp"              // gateway_config
+#include "llmgate/server/remote_embedder.hpp"     // probe_remote_embedder
 #include "llmgate/server/request_log.hpp"         // request_log
+#include "llmgate/server/semantic_tier.hpp"       // gateway_semantic_cache, gateway_hashing_cache, gateway_remote_cache
 
 namespace llmgate::inline v0 {
 
 using gateway_exact_cache = exact_cache<cached_answer, gateway_eviction>;
-using gateway_semantic_cache = basic_semantic_cache<cached_answer, hashing_embedder, default_index_factory,
-                                                    gateway_eviction, configured_threshold>;
 
 class gateway_caches {
  public:
   /// Builds or loads both tiers. Throws llmgate::error naming the config
   /// field when the embedder cannot be used.
   gateway_caches(const gateway_config& config, cache_clock clock, request_log& log)
-      : config_(config), clock_(std::move(clock)), log_(log) {
-    check_embedder();
-    exact_ = load_exact();
-    semantic_ = load_semantic();
-  }
+      : config_(config), clock_(std::move(clock)), log_(log), exact_(load_exact()), semantic_(load_semantic()) {}
 
   gateway_exact_cache& exact() noexcept { return *exact_; }
   const gateway_exact_cache& exact() const noexcept { return *exact_; }
-  gateway_semantic_cache& semantic() noexcept { return *semantic_; }
-  const gateway_semantic_cache& semantic() const noexcept { return *semantic_; }
+  gateway_semantic_cache& semantic() noexcept { return semantic_; }
+  const gateway_semantic_cache& semantic() const noexcept { return semantic_; }
 
   /// Saves both tiers to the snapshot directory (when one is set), with a
   /// log line each.
@@ -69,20 +65,20 @@ class gateway_caches {
       else log_.event("snapshot_saved", {{"cache", cache}, {"entries", entries}});
     };
     saved("exact", exact_->save(path_of("exact")), exact_->size());
-    saved("semantic", semantic_->save(path_of("semantic")), semantic_->size());
+    saved("semantic", semantic_.save(path_of(semantic_file())), semantic_.size());
   }
 
   /// Re-embeds the semantic cache under new weights whenever they are
   /// due, checking a few times a second, until `stop`: on the caller's
   /// thread, so that the second or so it takes at 100,000 entries keeps
-  /// no request waiting.
+  /// no request waiting. Only a learning embedder (kind "hashing") needs it.
   void refresh_until(std::stop_token stop) {
     std::mutex mutex;
     std::condition_variable_any pause;
     std::unique_lock lock(mutex);
     while (!stop.stop_requested()) {
       try {
-        semantic_->refresh();
+        semantic_.refresh();
       } catch (const std::exception& e) {  // out of memory, say: the cache keeps its weights and tries again
         log_.event("refresh_failed", {{"error", e.what()}});
       }
@@ -105,60 +101,13 @@ class gateway_caches {
   semantic_cache_options semantic_options() const {
     return {.max_entries = config_.semantic_max_entries, .refresh_in_insert = false};
   }
-  hashing_embedder embedder() const { return hashing_embedder({.dimension = config_.embedder.dimension}); }
+  bool remote() const { return config_.embedder.kind == "openai"; }
+  std::string_view semantic_file() const { return remote() ? "semantic_openai" : "semantic"; }
   configured_threshold threshold() const {
     return threshold_of(config_.semantic_threshold_policy, config_.semantic_threshold);
   }
   gateway_eviction semantic_eviction() const { return eviction_of(config_.semantic_eviction, clock_); }
   default_index_factory graphs() const { return default_index_factory{config_.semantic_hnsw}; }
-
-  // The built-in embedder is the only one this version runs; an HTTP one
-  // is refused, after its address is tried, so that the message says
-  // which of the two is wrong.
-  void check_embedder() const {
-    const auto& e = config_.embedder;
-    if (e.kind == "hashing") return;
-    const std::string where = "config: semantic_cache.embedder";
-    base_url url;
-    try {
-      url = base_url::parse(e.base_url);
-    } catch (const error& problem) {
-      throw error(errc::invalid_request, where + ".base_url " + problem.what());
-    }
-    if (const auto problem = probe(url))
-      throw error(errc::invalid_request, where + ".base_url " + e.base_url + " does not answer: " + problem.message());
-    throw error(errc::invalid_request, where + ".kind \"" + e.kind +
-                                           "\" is not supported by this gateway yet; use \"hashing\"");
-  }
-
-  // Whether a TCP connection to the URL's host opens within two seconds.
-  static std::error_code probe(const base_url& url) {
-    namespace net = boost::asio;
-    net::io_context io;
-    net::ip::tcp::resolver resolver(io);
-    net::ip::tcp::socket socket(io);
-    net::steady_timer limit(io, std::chrono::seconds(2));
-    boost::system::error_code result = net::error::timed_out;
-    resolver.async_resolve(url.host, url.port, [&](const boost::system::error_code& ec, const auto& endpoints) {
-      if (ec) {
-        result = ec;
-        limit.cancel();
-        return;
-      }
-      net::async_connect(socket, endpoints, [&](const boost::system::error_code& connected, const auto&) {
-        result = connected;
-        limit.cancel();
-      });
-    });
-    limit.async_wait([&](const boost::system::error_code& ec) {
-      if (!ec) {
-        resolver.cancel();
-        socket.close();
-      }
-    });
-    io.run();
-    return result;
-  }
 
   // Loads a snapshot with `load`, or makes an empty cache with `make`; a
   // file that cannot be read is kept beside, renamed, for inspection.
@@ -187,23 +136,32 @@ class gateway_caches {
         [&] { return gateway_exact_cache(exact_options(), exact_eviction()); });
   }
 
-  std::unique_ptr<gateway_semantic_cache> load_semantic() {
-    return load_or_make<gateway_semantic_cache>(
-        "semantic",
+  gateway_semantic_cache load_semantic() {
+    const auto dimension = config_.embedder.dimension;
+    if (remote()) {
+      probe_remote_embedder(config_.embedder);
+      return gateway_semantic_cache(load_semantic_as<gateway_remote_cache>([=] { return external_embedder(dimension); }));
+    }
+    return gateway_semantic_cache(
+        load_semantic_as<gateway_hashing_cache>([=] { return hashing_embedder({.dimension = dimension}); }));
+  }
+
+  // `embedder()` makes the cache's embedder (a learning one cannot be copied).
+  template <class Cache, class MakeEmbedder>
+  std::unique_ptr<Cache> load_semantic_as(MakeEmbedder embedder) {
+    return load_or_make<Cache>(
+        semantic_file(),
         [&](const auto& path) {
-          return gateway_semantic_cache::load(path, semantic_options(), embedder(), threshold(), {}, {},
-                                              semantic_eviction(), graphs());
+          return Cache::load(path, semantic_options(), embedder(), threshold(), {}, {}, semantic_eviction(), graphs());
         },
-        [&] {
-          return gateway_semantic_cache(semantic_options(), embedder(), threshold(), {}, {}, semantic_eviction(), graphs());
-        });
+        [&] { return Cache(semantic_options(), embedder(), threshold(), {}, {}, semantic_eviction(), graphs()); });
   }
 
   const gateway_config& config_;
   cache_clock clock_;
   request_log& log_;
   std::unique_ptr<gateway_exact_cache> exact_;
-  std::unique_ptr<gateway_semantic_cache> semantic_;
+  gateway_semantic_cache semantic_;
 };
 
 }  // namespace llmgate::inline v0

@@ -47,7 +47,7 @@ chat_response from_backend(const chat_request&) {
 chat_request question() {
   chat_request request;
   request.model = "m";
-  request.messages.push_back({.role = "user", .content = boost::json::string("hello"), .extra = {}});
+  request.messages.push_back({.role = "user", .content = "hello"});
   return request;
 }
 

@@ -13,7 +13,7 @@
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
 
-#include "llmgate/backend/chat.hpp"              // chat_request, chat_response
+#include "llmgate/chat/chat.hpp"                 // chat_request, chat_response
 #include "llmgate/pipeline/request_context.hpp"  // request_context
 #include "llmgate/pipeline/stage.hpp"            // Stage
 

@@ -39,7 +39,7 @@ constexpr std::size_t dimension = 64;
 chat_request ask(std::string question) {
   chat_request request;
   request.model = "m1";
-  request.messages.push_back({.role = "user", .content = boost::json::string(question), .extra = {}});
+  request.messages.push_back({.role = "user", .content = question});
   return request;
 }
 

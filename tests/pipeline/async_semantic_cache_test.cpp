@@ -33,8 +33,8 @@ constexpr std::size_t dimension = 64;
 chat_request ask(std::string question) {
   chat_request request;
   request.model = "m1";
-  request.messages.push_back({.role = "system", .content = "Be brief.", .extra = {}});
-  request.messages.push_back({.role = "user", .content = boost::json::string(question), .extra = {}});
+  request.messages.push_back({.role = "system", .content = "Be brief."});
+  request.messages.push_back({.role = "user", .content = question});
   return request;
 }
 

@@ -54,33 +54,25 @@
 #include "llmgate/backend/async_embedder.hpp"      // AsyncEmbedder, embedding_result
 #include "llmgate/backend/backend.hpp"             // EmbeddingBackend
 #include "llmgate/backend/detail/unit_vector.hpp"  // detail::copy_unit_vector, shared with http_embedder
-#include "llmgate/backend/embedding.hpp"           // embedding_request, embedding_response
+#include "llmgate/backend/embedding.hpp"           // embedding_request, embedding_response, http_embedder_options
 #include "llmgate/error.hpp"                       // llmgate::error, errc
 
 namespace llmgate::inline v0 {
 
 namespace net = boost::asio;
 
-struct async_http_embedder_options {
-  std::string model;             ///< the embedding model to ask for
-  std::size_t dimension = 0;     ///< the model's vector length; answers of another length are errors
-  std::size_t max_batch = 64;    ///< texts per upstream request
-  bool normalize = true;         ///< scale vectors to unit length
-  std::string endpoint = {};     ///< how messages name the upstream (its URL); probe() failures say it
-};
-
 template <EmbeddingBackend B>
 class async_http_embedder {
  public:
   /// Throws llmgate::error(errc::invalid_request) when dimension or max_batch is 0.
-  async_http_embedder(async_http_embedder_options options, B backend)
+  async_http_embedder(http_embedder_options options, B backend)
       : state_(std::make_shared<state>(std::move(options), std::move(backend))) {
     if (state_->options.dimension == 0 || state_->options.max_batch == 0)
       throw error(errc::invalid_request, "async_http_embedder needs a dimension and a batch size");
   }
 
   std::size_t dimension() const noexcept { return state_->options.dimension; }
-  const async_http_embedder_options& options() const noexcept { return state_->options; }
+  const http_embedder_options& options() const noexcept { return state_->options; }
 
   /// The vector of `text`, unit length unless options.normalize is false;
   /// or, as values: the backend's failure (its code and message, which for
@@ -146,8 +138,8 @@ class async_http_embedder {
   };
 
   struct state {
-    state(async_http_embedder_options o, B b) : options(std::move(o)), backend(std::move(b)) {}
-    const async_http_embedder_options options;
+    state(http_embedder_options o, B b) : options(std::move(o)), backend(std::move(b)) {}
+    const http_embedder_options options;
     B backend;
     std::mutex mutex;
     std::shared_ptr<batch> open;  // the batch texts join now; null when none

@@ -2,6 +2,7 @@
 // (/v1/embeddings), which the gateway receives and the adapters speak.
 #pragma once
 
+#include <cstddef> // std::size_t
 #include <string>  // std::string
 #include <vector>  // std::vector
 
@@ -14,6 +15,16 @@
 #include "llmgate/error.hpp"
 
 namespace llmgate::inline v0 {
+
+/// How the HTTP embedders (http_embedder, async_http_embedder) ask an
+/// embeddings endpoint for vectors.
+struct http_embedder_options {
+  std::string model;            ///< the embedding model to ask for
+  std::size_t dimension = 0;    ///< the model's vector length; answers of another length are errors
+  std::size_t max_batch = 64;   ///< texts per upstream request
+  bool normalize = true;        ///< scale vectors to unit length
+  std::string endpoint = {};    ///< how messages name the upstream (its URL)
+};
 
 struct embedding_request {
   std::string model;

@@ -45,13 +45,6 @@ namespace llmgate::inline v0 {
 
 namespace net = boost::asio;
 
-struct http_embedder_options {
-  std::string model;            ///< the embedding model to ask for
-  std::size_t dimension = 0;    ///< the model's vector length; answers of another length are errors
-  std::size_t max_batch = 64;   ///< texts per upstream request
-  bool normalize = true;        ///< scale vectors to unit length
-};
-
 /// B is an EmbeddingBackend constructed from (executor, args...), as the
 /// HTTP adapters are.
 template <EmbeddingBackend B>

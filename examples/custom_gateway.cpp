@@ -51,17 +51,37 @@ std::string redact_emails(std::string_view text) {
   return out.append(text.substr(copied));
 }
 
+// Every string inside a JSON value, redacted in place.
+void redact_strings(boost::json::value& value) {
+  if (auto* text = value.if_string()) *text = redact_emails(*text);
+  else if (auto* array = value.if_array())
+    for (auto& element : *array) redact_strings(element);
+  else if (auto* object = value.if_object())
+    for (auto& member : *object) redact_strings(member.value());
+}
+
+// JSON text (a content's parts, a tool call) with its strings redacted:
+// read and written again, so that no escape sequence is cut in two.
+std::string redacted_json(const std::string& json) {
+  boost::system::error_code ec;
+  boost::json::value value = boost::json::parse(json, ec);
+  if (ec) return json;  // llmgate keeps only JSON it read; nothing else can be here
+  redact_strings(value);
+  return boost::json::serialize(value);
+}
+
 // The stage: a Stage (llmgate/pipeline/stage.hpp) that changes the
 // request and passes it on.
 struct redact_emails_stage {
   template <class Next>
   boost::asio::awaitable<llmgate::chat_response> handle(llmgate::chat_request& request,
                                                         llmgate::request_context& context, Next& next) {
-    // The text, and the parts as sent when the content was not a string
-    // (an address inside a JSON string is redacted the same way).
+    // Each message's text, its parts as sent when the content was not a
+    // string, and its other fields (a tool call's arguments, a name).
     for (auto& message : request.messages) {
       message.content = redact_emails(message.content);
-      if (!message.content_json.empty()) message.content_json = redact_emails(message.content_json);
+      if (!message.content_json.empty()) message.content_json = redacted_json(message.content_json);
+      for (auto& field : message.extra) field.json = redacted_json(field.json);
     }
     co_return co_await next(request, context);
   }

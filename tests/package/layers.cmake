@@ -15,8 +15,7 @@ set(LLMGATE_NETWORK_HEADER_PATTERNS
   # chat/ is the core's vocabulary but for its wire format and the
   # Asio-returning chunk handler.
   "^llmgate/chat/(openai_wire|chunk_handler)\\.hpp$"
-  "^llmgate/chat/detail/"
-  "^llmgate/detail/json_appender\\.hpp$")
+  "^llmgate/chat/detail/")
 
 # llmgate_is_network_header(<out> <path relative to include/>)
 function(llmgate_is_network_header out path)

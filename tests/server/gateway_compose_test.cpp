@@ -282,7 +282,7 @@ BOOST_AUTO_TEST_CASE(without_a_router_auto_is_no_model) {
   BOOST_TEST(ask(server.port(), coding_question, "cheap-chat") == "answered by cheap-chat");
 }
 
-BOOST_AUTO_TEST_CASE(feedback_reaches_the_router_ledger_and_the_cache) {
+BOOST_AUTO_TEST_CASE(feedback_on_a_fresh_answer_reaches_the_router_and_on_a_hit_the_cache) {
   upstream_server upstream;
   upstream.on("/v1/chat/completions", echo_model);
   upstream.start();
@@ -302,8 +302,9 @@ BOOST_AUTO_TEST_CASE(feedback_reaches_the_router_ledger_and_the_cache) {
 
   ask(server.port(), coding_question, "auto", &headers, &hit_id);
   BOOST_REQUIRE(headers["x-llmgate-cache"] == "exact");
-  BOOST_TEST(feedback(hit_id, false) == 200u);  // a hit: the router and the exact cache
-  BOOST_TEST(ledger.votes("code-model", task.task_type, task.domain).down == 1u);
+  BOOST_TEST(feedback(hit_id, false) == 200u);  // a hit: the exact cache alone (it judges the match, not the model)
+  BOOST_TEST(ledger.votes("code-model", task.task_type, task.domain).up == 1u);
+  BOOST_TEST(ledger.votes("code-model", task.task_type, task.domain).down == 0u);
   ask(server.port(), coding_question, "auto", &headers);
   BOOST_TEST(headers["x-llmgate-cache"] != "exact");  // the wrong answer stopped serving from there
 }

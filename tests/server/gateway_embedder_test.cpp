@@ -49,8 +49,8 @@ gateway_config embedder_config_for(const std::string& url) {
 }
 
 std::string ask(unsigned short port, std::string_view question, std::map<std::string, std::string>& headers,
-                std::string* id = nullptr) {
-  const auto reply = post(port, "/v1/chat/completions", chat_body(question, false, "m"), "key-acme");
+                std::string* id = nullptr, std::string_view key = "key-acme") {
+  const auto reply = post(port, "/v1/chat/completions", chat_body(question, false, "m"), key);
   BOOST_TEST_REQUIRE(reply.status == 200u, reply.body);
   headers = reply.headers;
   if (id) *id = std::string(reply.json().at("id").as_string());
@@ -169,13 +169,39 @@ BOOST_AUTO_TEST_CASE(the_snapshot_keeps_the_upstreams_vectors) {
     first.start();
     BOOST_TEST(ask(first.port(), "What is the capital of France?", headers) == "miss");
   }
-  BOOST_TEST(std::filesystem::exists(directory.path / "semantic_openai.snapshot"));
+  std::size_t snapshots = 0;
+  for (const auto& file : std::filesystem::directory_iterator(directory.path))
+    snapshots += file.path().filename().string().starts_with("semantic_openai_");
+  BOOST_TEST(snapshots == 1u);
   BOOST_TEST(!std::filesystem::exists(directory.path / "semantic.snapshot"));
-  gateway second(config, nullptr);
-  BOOST_TEST(second.semantic().size() == 1u);
-  second.start();
-  BOOST_TEST(ask(second.port(), "what is the capital city of France", headers) == "semantic");
-  BOOST_TEST(server.upstream.requests("/v1/chat/completions") == 1u);
+  {
+    gateway second(config, nullptr);
+    BOOST_TEST(second.semantic().size() == 1u);
+    second.start();
+    BOOST_TEST(ask(second.port(), "what is the capital city of France", headers) == "semantic");
+    BOOST_TEST(server.upstream.requests("/v1/chat/completions") == 1u);
+  }
+  // Another embedding model of the same dimension: its vectors must never
+  // meet the first model's, so it starts from a snapshot of its own.
+  config.embedder.model = "another-model";
+  gateway third(config, nullptr);
+  BOOST_TEST(third.semantic().size() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(no_tenant_is_served_another_tenants_answer) {
+  model_server server;
+  auto config = embedder_config_for(server.upstream.url("/v1"));
+  config.tenants = {{"acme", "key-acme"}, {"globex", "key-globex"}};
+  gateway g(config, nullptr);
+  g.start();
+  std::map<std::string, std::string> headers;
+  BOOST_TEST(ask(g.port(), "What is the capital of France?", headers) == "miss");
+  BOOST_TEST(ask(g.port(), "What is the capital of France?", headers, nullptr, "key-globex") == "miss");
+  BOOST_TEST(ask(g.port(), "what is the capital city of France", headers, nullptr, "key-globex") == "semantic");
+  // globex's hit is its own answer: acme's stored one never served it.
+  BOOST_TEST(server.upstream.requests("/v1/chat/completions") == 2u);
+  BOOST_TEST(ask(g.port(), "what is the capital city of France", headers) == "semantic");
+  BOOST_TEST(server.upstream.requests("/v1/chat/completions") == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(wrong_hit_feedback_raises_the_adaptive_threshold) {

@@ -180,7 +180,8 @@ class async_http_embedder {
     } catch (const std::system_error& e) {  // backend_error, llmgate::error
       failure = {.vector = {}, .error = e.code(), .message = e.what()};
     } catch (const boost::system::system_error& e) {
-      if (e.code() == net::error::operation_aborted) co_return;  // nobody waits any more
+      // Cancelled (nobody waits any more, or the io_context is going away)
+      // or failed: either way those still waiting, if any, hear of it.
       failure = {.vector = {}, .error = e.code(), .message = e.what()};
     } catch (const std::exception& e) {  // every caller must hear back, whatever went wrong
       failure = {.vector = {}, .error = errc::upstream_error, .message = e.what()};

@@ -11,7 +11,7 @@
 #include <boost/json/value.hpp>   // boost::json::value
 
 #include "llmgate/chat/openai_wire.hpp"  // token_usage, parse_token_usage
-#include "llmgate/backend/detail/json_fields.hpp"
+#include "llmgate/chat/detail/json_fields.hpp"
 #include "llmgate/error.hpp"
 
 namespace llmgate::inline v0 {

@@ -75,8 +75,9 @@ struct flat_index_factory {
 /// The index a semantic cache uses unless given another: HNSW over cosine
 /// similarity with a byte per vector component (simd/scaled_int8.hpp). A
 /// cache compares similarities with thresholds of two decimals, which
-/// int8's error of about 1.5e-3 leaves as they were, and half float16's
-/// bytes make both lookups and inserts cheaper.
+/// int8's error leaves as they were (scripts/bench index --storage int8
+/// measures it), and half float16's bytes make both lookups and inserts
+/// cheaper.
 using default_index_factory = hnsw_index_factory<cosine_metric, simd::scaled_int8>;
 
 static_assert(AdoptingIndexFactory<default_index_factory> && IndexFactory<flat_index_factory<>>);

@@ -27,7 +27,7 @@
 #include <boost/json/parse.hpp>               // boost::json::parse
 #include <boost/json/value.hpp>               // boost::json::value
 
-#include "llmgate/backend/detail/json_fields.hpp"  // as_object, string_field, count_field, fail...
+#include "llmgate/chat/detail/json_fields.hpp"  // as_object, string_field, count_field, fail...
 #include "llmgate/chat/chat.hpp"                    // the vocabulary
 #include "llmgate/chat/detail/exact_json_parse.hpp"  // parse_exact
 #include "llmgate/chat/detail/json_appender.hpp"    // json_appender

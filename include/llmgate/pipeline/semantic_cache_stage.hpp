@@ -76,7 +76,14 @@ class semantic_cache_stage {
   boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
     // The key is kept by value: a later stage may change the context's scope.
     const auto key = cache_->key(scope_of(request, context), conversation_of(request));
-    auto found = cache_->search(key, co_await embed(key.text));
+    looked_up_vector vector;
+    if constexpr (own_embedder) {
+      vector = cache_->embed(key.text);  // in process, with no cache lock held: no frame to await
+    } else {
+      embedding_result embedded = co_await embedder_.embed(key.text);
+      vector = looked_up_vector::of(key.text, std::move(embedded.vector));
+    }
+    auto found = cache_->search(key, std::move(vector));
     context.similarity = found.similarity;
     if (found.outcome == lookup_outcome::hit) {
       context.cache = cache_outcome::semantic;
@@ -96,15 +103,6 @@ class semantic_cache_stage {
   }
 
  private:
-  boost::asio::awaitable<looked_up_vector> embed(const std::string& text) {
-    if constexpr (own_embedder) {
-      co_return cache_->embed(text);
-    } else {
-      embedding_result embedded = co_await embedder_.embed(text);
-      co_return looked_up_vector::of(text, std::move(embedded.vector));
-    }
-  }
-
   SemanticCache* cache_;
   [[no_unique_address]] Embedding embedder_{};
 };

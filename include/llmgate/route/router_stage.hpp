@@ -4,9 +4,10 @@
 // the request's own preferences (context.route_preferences) or else the
 // router's defaults, sets request.model to the chosen model's name, keeps
 // the decision in context.route and passes the request on; a thumbs up or
-// down given through context.feedback then reaches the router's feedback
-// for that model, task type and domain, and whatever a later stage asked
-// to hear as well (a cache stage that served the answer).
+// down on a fresh answer, given through context.feedback, then reaches the
+// router's feedback for that model, task type and domain. A verdict on a
+// cached answer goes to the cache stage that served it alone: it judges
+// the match, not the model.
 //
 // Where it goes: before the caches, the cache scope holds the chosen
 // model, so a routed request shares answers with requests that name that
@@ -62,14 +63,18 @@ class router_stage {
     request.model = std::string(decision->model);
     context.route = decision;
     chat_response response = co_await next(request, context);
-    auto to_router = [router = router_, decision = std::move(decision)](bool good) { router->feedback(*decision, good); };
-    if (!context.feedback)
-      context.feedback = std::move(to_router);
-    else
-      context.feedback = [later = std::move(context.feedback), to_router = std::move(to_router)](bool good) {
-        later(good);
-        to_router(good);
-      };
+    // A verdict on a cached answer judges the cache's match, not the model:
+    // only a fresh answer's verdict reaches the router.
+    if (context.cache == cache_outcome::miss) {
+      auto to_router = [router = router_, decision = std::move(decision)](bool good) { router->feedback(*decision, good); };
+      if (!context.feedback)
+        context.feedback = std::move(to_router);
+      else
+        context.feedback = [later = std::move(context.feedback), to_router = std::move(to_router)](bool good) {
+          later(good);
+          to_router(good);
+        };
+    }
     co_return response;
   }
 

@@ -102,7 +102,7 @@
 #include <boost/json/serialize.hpp>  // boost::json::serialize (a model's card for the registry check)
 #include <boost/json/value.hpp>      // boost::json::value
 
-#include "llmgate/backend/detail/json_fields.hpp"  // fail, as_object, string_field...
+#include "llmgate/chat/detail/json_fields.hpp"  // fail, as_object, string_field...
 #include "llmgate/backend/price_table.hpp"         // price_table, model_price
 #include "llmgate/cache/semantic_cache.hpp"        // semantic_cache_options (the hnsw defaults)
 #include "llmgate/error.hpp"                       // llmgate::error, errc

@@ -116,30 +116,11 @@ struct gateway_parts {
   cache_clock clock = {};  ///< what cache lifetimes (ttl_seconds) are measured by; a test's may be moved
 };
 
-namespace detail {
-
-// A stage that may be absent (the router, when the config has none).
-template <Stage S>
-class absent_or {
- public:
-  explicit absent_or(std::optional<S> stage) : stage_(std::move(stage)) {}
-
-  template <class Next>
-  boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
-    if (stage_) return stage_->handle(request, context, next);
-    return next(request, context);
-  }
-
- private:
-  std::optional<S> stage_;
-};
-
-}  // namespace detail
 
 template <class... UserStages>
 class basic_gateway {
  public:
-  using pipeline_type = pipeline<UserStages..., detail::absent_or<router_stage<gateway_router>>,
+  using pipeline_type = pipeline<UserStages..., optional_stage<router_stage<gateway_router>>,
                                  optional_stage<exact_cache_stage<gateway_exact_cache>>,
                                  optional_stage<gateway_semantic_stage>, model_backend_stage>;
 
@@ -251,7 +232,8 @@ class basic_gateway {
           .add(http::verb::post, "/v1/feedback", route_access::tenant, feedback_handler{&g.feedback_, &g.ids_});
       if (embedder)
         routes.add(http::verb::post, "/v1/embeddings", route_access::tenant,
-                   async_embeddings_handler<gateway_remote_embedder>{*embedder, g.config_.embedder.model});
+                   async_embeddings_handler<gateway_remote_embedder>{
+                       *embedder, g.config_.embedder.model, std::chrono::milliseconds(g.config_.request_timeout_ms)});
       else
         routes.add(http::verb::post, "/v1/embeddings", route_access::tenant,
                    embeddings_handler<hashing_embedder>{&g.caches_.semantic().hashing()->embedder(),
@@ -274,7 +256,7 @@ class basic_gateway {
                                      const std::optional<gateway_remote_embedder>& embedder, const UserStages&... user) {
     std::optional<router_stage<gateway_router>> routing;
     if (g.router_) routing.emplace(*g.router_, router_stage_options{.aliases = g.config_.router->aliases});
-    return pipeline_type(user..., detail::absent_or<router_stage<gateway_router>>(std::move(routing)),
+    return pipeline_type(user..., optional_stage<router_stage<gateway_router>>(std::move(routing)),
                          optional_stage(exact_cache_stage(g.caches_.exact()), g.config_.exact_cache),
                          optional_stage(g.caches_.semantic().stage(embedder), g.config_.semantic_cache),
                          model_backend_stage(backends));

@@ -16,6 +16,7 @@
 #include <cstdint>      // std::uint64_t
 #include <exception>    // std::exception
 #include <functional>   // std::function
+#include <optional>     // std::optional
 #include <memory>       // std::enable_shared_from_this, std::shared_ptr
 #include <string>       // std::string
 #include <string_view>  // std::string_view
@@ -33,10 +34,12 @@
 #include <boost/beast/http/parser.hpp>  // boost::beast::http::request_parser
 #include <boost/beast/http/read.hpp>    // boost::beast::http::async_read
 #include <boost/beast/http/write.hpp>   // boost::beast::http::async_write
+#include <boost/system/system_error.hpp>  // boost::system::system_error
 
 #include "llmgate/server/dispatch.hpp"        // dispatch_table
 #include "llmgate/server/exchange.hpp"        // exchange, response_stream, request_deadline
 #include "llmgate/server/response_bytes.hpp"  // append_response_bytes
+#include "llmgate/server/responses.hpp"       // error_response
 
 namespace llmgate::inline v0 {
 
@@ -97,7 +100,19 @@ class session final : public session_base,
         const http_request& request = parser.get();
         exchange e{.request = request, .out = *this, .deadline = *deadline_,
                    .keep_alive = request.keep_alive() && !stopping_};
-        auto response = co_await routes_(e);
+        streamed_ = false;
+        std::optional<http_response> response;
+        try {
+          response = co_await routes_(e);
+        } catch (const boost::system::system_error&) {
+          throw;  // the connection's own failure (the client went away): below
+        } catch (const std::exception& failure) {
+          // A handler that failed answers 500, unless part of its answer went out already.
+          if (streamed_) break;
+          response = error_response(http_status::internal_server_error,
+                                    std::string("The gateway failed: ") + failure.what(), "server_error",
+                                    "internal_error");
+        }
         if (response) {
           response->keep_alive(request.keep_alive() && !stopping_);
           response->prepare_payload();
@@ -126,6 +141,7 @@ class session final : public session_base,
   }
 
   boost::asio::awaitable<void> write(std::string_view bytes) override {
+    streamed_ = true;
     co_await boost::asio::async_write(stream_, boost::asio::buffer(bytes.data(), bytes.size()),
                                       boost::asio::use_awaitable);
   }
@@ -139,6 +155,7 @@ class session final : public session_base,
   const std::atomic<bool>& stopping_;
   std::shared_ptr<request_deadline> deadline_;
   bool busy_ = false;  // while a request is being answered
+  bool streamed_ = false;  // whether the request being answered has written bytes of its own
   std::string wire_;   // the bytes of the response being written; its capacity is kept for the next
 };
 

@@ -9,15 +9,18 @@
 //
 // A snapshot that cannot be read is moved aside (renamed *.unreadable,
 // with a log line) and that cache starts empty: a damaged file never
-// keeps the gateway from starting. A snapshot written under another
-// threshold policy is one such file (see cache_policies.hpp). The two
-// embedder kinds keep their semantic snapshots in files of their own
-// (semantic.snapshot, semantic_openai.snapshot), so that changing the
-// kind never reads one as the other.
+// keeps the gateway from starting. A snapshot saved under the other
+// threshold policy loads with the threshold starting afresh
+// (cache/configured_threshold.hpp). The embedders keep their semantic
+// snapshots in files of their own: semantic.snapshot for the built-in one,
+// semantic_openai_<hash>.snapshot for an HTTP one, the hash of its URL,
+// model and dimension, so that vectors of one model are never compared
+// with another's.
 #pragma once
 
 #include <chrono>              // std::chrono::milliseconds
 #include <condition_variable>  // std::condition_variable_any (the refresher's pause)
+#include <cstdio>              // std::snprintf
 #include <exception>           // std::exception
 #include <filesystem>          // std::filesystem
 #include <memory>              // std::unique_ptr
@@ -29,6 +32,7 @@
 
 #include "llmgate/cache/exact_cache.hpp"          // exact_cache
 #include "llmgate/cache/semantic_cache.hpp"       // semantic_cache_options
+#include "llmgate/detail/xxhash.hpp"              // XXH3_64bits
 #include "llmgate/embed/external_embedder.hpp"    // external_embedder
 #include "llmgate/embed/hashing_embedder.hpp"     // hashing_embedder
 #include "llmgate/pipeline/cached_answer.hpp"     // cached_answer
@@ -70,8 +74,8 @@ class gateway_caches {
 
   /// Re-embeds the semantic cache under new weights whenever they are
   /// due, checking a few times a second, until `stop`: on the caller's
-  /// thread, so that the second or so it takes at 100,000 entries keeps
-  /// no request waiting. Only a learning embedder (kind "hashing") needs it.
+  /// thread, so that re-embedding every stored request (scripts/bench
+  /// cache times it) keeps no request waiting. Only a learning embedder (kind "hashing") needs it.
   void refresh_until(std::stop_token stop) {
     std::mutex mutex;
     std::condition_variable_any pause;
@@ -102,7 +106,15 @@ class gateway_caches {
     return {.max_entries = config_.semantic_max_entries, .refresh_in_insert = false};
   }
   bool remote() const { return config_.embedder.kind == "openai"; }
-  std::string_view semantic_file() const { return remote() ? "semantic_openai" : "semantic"; }
+  std::string semantic_file() const {
+    if (!remote()) return "semantic";
+    const auto& e = config_.embedder;
+    const std::string identity = e.base_url + '\n' + e.model + '\n' + std::to_string(e.dimension);
+    char hash[17];
+    std::snprintf(hash, sizeof hash, "%016llx",
+                  static_cast<unsigned long long>(XXH3_64bits(identity.data(), identity.size())));
+    return std::string("semantic_openai_") + hash;
+  }
   configured_threshold threshold() const {
     return threshold_of(config_.semantic_threshold_policy, config_.semantic_threshold);
   }
@@ -139,7 +151,7 @@ class gateway_caches {
   gateway_semantic_cache load_semantic() {
     const auto dimension = config_.embedder.dimension;
     if (remote()) {
-      probe_remote_embedder(config_.embedder);
+      if (config_.semantic_cache) probe_remote_embedder(config_.embedder);
       return gateway_semantic_cache(load_semantic_as<gateway_remote_cache>([=] { return external_embedder(dimension); }));
     }
     return gateway_semantic_cache(

@@ -33,18 +33,20 @@ namespace llmgate::inline v0 {
 
 class sse_stream {
  public:
-  sse_stream(response_stream& out, std::string id, std::string model, std::int64_t created, bool keep_alive)
-      : out_(out), id_(std::move(id)), model_(std::move(model)), created_(created), keep_alive_(keep_alive) {}
+  sse_stream(response_stream& out, std::string id, std::int64_t created, bool keep_alive)
+      : out_(out), id_(std::move(id)), created_(created), keep_alive_(keep_alive) {}
 
   /// Adds a header; only before start().
   void header(std::string_view name, std::string_view value) { header_.set(name, value); }
 
   bool started() const noexcept { return started_; }
 
-  /// Sends the headers and the role chunk. The fixed headers are set only
-  /// now: the gateway makes an sse_stream for every chat request, most of
-  /// which never stream.
-  boost::asio::awaitable<void> start() {
+  /// Sends the headers and the role chunk; every chunk names `model`, the
+  /// request's model as the pipeline left it (the one the router chose
+  /// for "auto"). The fixed headers are set only now: the gateway makes
+  /// an sse_stream for every chat request, most of which never stream.
+  boost::asio::awaitable<void> start(std::string model) {
+    model_ = std::move(model);
     namespace http = boost::beast::http;
     started_ = true;
     header_.result(http::status::ok);

@@ -107,14 +107,14 @@ class chat_handler {
 
     const std::int64_t created = unix_now();
     const std::uint64_t answer_number = s_.ids->next();
-    sse_stream sse(e.out, s_.ids->id(answer_number), request.model, created, e.keep_alive);
+    sse_stream sse(e.out, s_.ids->id(answer_number), created, e.keep_alive);
     request_context context{.tenant = *e.tenant};
     if (wanted) context.route_preferences = &*wanted;
     if (request.stream) {
       context.on_chunk = [&](const chat_chunk& chunk) -> boost::asio::awaitable<void> {
         if (!sse.started()) {
           outcome_headers(context, [&](auto name, auto value) { sse.header(name, value); });
-          co_await sse.start();
+          co_await sse.start(request.model);
         }
         if (chunk.content_delta.empty() && !chunk.finish_reason && chunk.tool_call_deltas_json.empty())
           co_return;  // usage: sent once at the end, with its cost
@@ -165,7 +165,7 @@ class chat_handler {
     if (request.stream) {
       if (!sse.started()) {  // an answer with nothing to stream
         outcome_headers(context, [&](auto name, auto value) { sse.header(name, value); });
-        co_await sse.start();
+        co_await sse.start(request.model);
       }
       co_await sse.send_usage(response.usage, response.cost_usd, saved_usd(context));
       co_await sse.finish();

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>    // std::count
+#include <chrono>       // std::chrono::milliseconds
 #include <cstdint>      // std::uint64_t
 #include <exception>    // std::rethrow_exception
 #include <optional>     // std::optional
@@ -87,6 +88,7 @@ template <AsyncEmbedder A>
 struct async_embeddings_handler {
   A embedder;         ///< copies of async_http_embedder share its batching
   std::string model;  ///< the name clients ask for
+  std::chrono::milliseconds timeout;  ///< past it the request answers 504, as a chat request does
 
   handler_result operator()(exchange& e) const {
     embedding_request request;
@@ -96,13 +98,20 @@ struct async_embeddings_handler {
     using operation = decltype(net::co_spawn(executor, embedder.embed(std::string_view()), net::deferred));
     std::vector<operation> asked;
     for (const auto& text : request.input) asked.push_back(net::co_spawn(executor, embedder.embed(text), net::deferred));
+    e.deadline.arm(timeout);  // past it, the embeddings awaited are cancelled
     auto [order, failures, results] =
         co_await net::experimental::make_parallel_group(std::move(asked))
             .async_wait(net::experimental::wait_for_all(), net::use_awaitable);
+    if (e.deadline.disarm()) {
+      co_await net::this_coro::reset_cancellation_state();  // to write the 504
+      co_return error_response(http_status::gateway_timeout,
+                               "The embedding model did not answer within " + std::to_string(timeout.count()) + " ms.",
+                               "timeout_error", "timeout");
+    }
     embedding_response response;
     response.model = request.model;
     for (std::size_t i = 0; i < results.size(); ++i) {
-      if (failures[i]) std::rethrow_exception(failures[i]);  // cancelled: the deadline passed
+      if (failures[i]) std::rethrow_exception(failures[i]);  // not an expected failure: the session answers 500
       if (!results[i])
         co_return error_response(http_status::bad_gateway, "The embedding model failed: " + results[i].message,
                                  "api_error", "upstream_error");

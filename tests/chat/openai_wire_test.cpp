@@ -29,7 +29,7 @@ const char* const requests[] = {
         "temperature":0.3,"top_p":1,"max_tokens":18446744073709551615,"seed":-3,"stop":["a","\u0001"],
         "tools":[{"type":"function","function":{"name":"f","parameters":{"b":1e-300,"a":[true,null]}}}],
         "response_format":{"type":"json_object"},"x_vendor_field":[1,2.5,"\u00e9"],"stream_options":null})",
-    R"({"messages":[{"role":"user","content":"Quotes \" and \\ and\nnewlines \u0007 \ud83d\ude00"}],"stream":false,
+    R"({"model":"m","messages":[{"role":"user","content":"Quotes \" and \\ and\nnewlines \u0007 \ud83d\ude00"}],"stream":false,
         "stream_options":{"include_usage":false,"other":1},"user":"u"})",
 };
 
@@ -116,19 +116,100 @@ BOOST_AUTO_TEST_CASE(passed_through_values_are_kept_as_serialised_text) {
   BOOST_TEST((fields == json_fields{{"a", "3"}, {"b", "2"}}));
 }
 
-BOOST_AUTO_TEST_CASE(a_body_that_is_not_json_is_an_invalid_request) {
+BOOST_AUTO_TEST_CASE(a_body_that_is_not_json_is_a_request_error) {
   try {
     (void)parse_chat_request(std::string_view(R"({"model":"m","messages":[)"));
-    BOOST_FAIL("expected an llmgate::error");
-  } catch (const llmgate::error& e) {
+    BOOST_FAIL("expected a request_error");
+  } catch (const request_error& e) {
     BOOST_TEST(e.code() == errc::invalid_request);
+    BOOST_TEST(e.param() == "");
+    BOOST_TEST(std::string(e.what()).starts_with("We could not parse the JSON body of your request: "));
   }
-  try {
-    (void)parse_chat_request(std::string_view(R"({"messages":[{"role":"user","content":"x"},{"content":"y"}]})"));
-    BOOST_FAIL("expected an llmgate::error");
-  } catch (const llmgate::error& e) {
-    BOOST_TEST(std::string(e.what()).find("messages[1].role must be a string") == 0u);
+}
+
+// The standard fields the gateway reads, each refused with OpenAI's
+// wording and the field in param(), so that an SDK shows the client its
+// own mistake instead of retrying an upstream's 400 turned into a 502.
+BOOST_AUTO_TEST_CASE(standard_fields_of_a_wrong_type_or_value_are_refused_naming_the_field) {
+  struct refused {
+    std::string fields;  // after "model" and "messages"; or a whole body when it starts with '{'
+    std::string param;
+    std::string message;
+  };
+  const std::string hi = R"("messages":[{"role":"user","content":"hi"}])";
+  const refused cases[] = {
+      {"{" + hi + "}", "model", R"(model is required: name the model to answer in the request's "model" field.)"},
+      {R"({"model":"",)" + hi + "}", "model", R"(model is required: name the model to answer in the request's "model" field.)"},
+      {R"({"model":null,)" + hi + "}", "model", R"(model is required: name the model to answer in the request's "model" field.)"},
+      {R"({"model":7,)" + hi + "}", "model", "Invalid type for 'model': expected a string, but got a number instead."},
+      {R"({"model":"m"})", "messages", "Missing required parameter: 'messages'."},
+      {R"({"model":"m","messages":{}})", "messages", "Invalid type for 'messages': expected an array, but got an object instead."},
+      {R"({"model":"m","messages":[]})", "messages", "Invalid value for 'messages': expected a non-empty array, but got [] instead."},
+      {R"({"model":"m","messages":[5]})", "messages[0]", "Invalid type for 'messages[0]': expected an object, but got a number instead."},
+      {R"({"model":"m","messages":[{"role":"user","content":"a"},{"content":"b"}]})", "messages[1].role",
+       "Missing required parameter: 'messages[1].role'."},
+      {R"({"model":"m","messages":[{"role":1}]})", "messages[0].role",
+       "Invalid type for 'messages[0].role': expected a string, but got a number instead."},
+      {R"({"model":"m","messages":[{"role":"user","content":true}]})", "messages[0].content",
+       "Invalid type for 'messages[0].content': expected a string, an array of content parts or null, but got a boolean instead."},
+      {R"("max_tokens":"ten")", "max_tokens", "Invalid type for 'max_tokens': expected an integer, but got a string instead."},
+      {R"("max_tokens":0)", "max_tokens", "Invalid value for 'max_tokens': expected an integer >= 1, but got 0 instead."},
+      {R"("max_completion_tokens":2.5)", "max_completion_tokens",
+       "Invalid type for 'max_completion_tokens': expected an integer, but got a number instead."},
+      {R"("temperature":"hot")", "temperature", "Invalid type for 'temperature': expected a number, but got a string instead."},
+      {R"("temperature":3)", "temperature", "Invalid value for 'temperature': expected a number from 0 to 2, but got 3 instead."},
+      {R"("top_p":2)", "top_p", "Invalid value for 'top_p': expected a number from 0 to 1, but got 2 instead."},
+      {R"("n":0)", "n", "Invalid value for 'n': expected an integer >= 1, but got 0 instead."},
+      {R"("n":3)", "n", "This gateway answers with one choice: 'n' must be 1, not 3. Send n requests instead."},
+      {R"("n":"2")", "n", "Invalid type for 'n': expected an integer, but got a string instead."},
+      {R"("stream":"yes")", "stream", "Invalid type for 'stream': expected a boolean, but got a string instead."},
+      {R"("stream_options":true)", "stream_options",
+       "Invalid type for 'stream_options': expected an object, but got a boolean instead."},
+      {R"("stream_options":{"include_usage":1})", "stream_options.include_usage",
+       "Invalid type for 'stream_options.include_usage': expected a boolean, but got a number instead."},
+      {R"("stop":5)", "stop", "Invalid type for 'stop': expected a string or an array of strings, but got a number instead."},
+      {R"("stop":["a",1])", "stop", "Invalid type for 'stop': expected a string or an array of strings, but got a number instead."},
+      {R"("stop":["a","b","c","d","e"])", "stop",
+       R"(Invalid value for 'stop': expected an array of 1 to 4 strings, but got ["a","b","c","d","e"] instead.)"},
+      {R"("seed":"x")", "seed", "Invalid type for 'seed': expected an integer, but got a string instead."},
+  };
+  for (const auto& c : cases) {
+    const std::string body = c.fields.starts_with("{") ? c.fields : R"({"model":"m",)" + hi + "," + c.fields + "}";
+    BOOST_TEST_CONTEXT(body) {
+      try {
+        (void)parse_chat_request(std::string_view(body));
+        BOOST_ERROR("accepted");
+      } catch (const request_error& e) {
+        BOOST_TEST(e.param() == c.param);
+        BOOST_TEST(e.what() == c.message);
+      }
+    }
   }
+  // Null stands for the default, and the forms OpenAI takes are taken.
+  for (const std::string fields :
+       {R"("max_tokens":null,"temperature":null,"top_p":null,"n":null,"stream":null,"stream_options":null,"stop":null,"seed":null)",
+        R"("max_tokens":12.0,"max_completion_tokens":1,"temperature":0,"top_p":0.5,"n":1,"stream":true,)"
+        R"("stream_options":{"include_usage":true},"stop":"
+","seed":-1)",
+        R"("stop":["a","b","c","d"],"temperature":2,"top_p":1,"max_tokens":18446744073709551615)"}) {
+    BOOST_TEST_CONTEXT(fields) {
+      const chat_request request = parse_chat_request(std::string_view(R"({"model":"m",)" + hi + "," + fields + "}"));
+      BOOST_TEST(request.model == "m");
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_usage_chunk_is_asked_for_with_stream_options_include_usage) {
+  const auto asked = [](std::string_view fields) {
+    const std::string body =
+        R"({"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true)" + std::string(fields) + "}";
+    return usage_chunk_asked(parse_chat_request(std::string_view(body)));
+  };
+  BOOST_TEST(!asked(""));
+  BOOST_TEST(!asked(R"(,"stream_options":null)"));
+  BOOST_TEST(!asked(R"(,"stream_options":{})"));
+  BOOST_TEST(!asked(R"(,"stream_options":{"include_usage":false})"));
+  BOOST_TEST(asked(R"(,"stream_options":{"include_usage":true})"));
 }
 
 BOOST_AUTO_TEST_CASE(completion_body_has_the_bytes_of_the_tree) {
@@ -160,6 +241,7 @@ BOOST_AUTO_TEST_CASE(chunk_bodies_have_the_bytes_of_the_tree) {
   for (const std::optional<double> saved : {std::optional<double>(), std::optional<double>(2.5e-7)}) {
     const token_usage usage{10, 5, 4, 1};
     auto last = reference::to_json(chat_chunk{}, "id", "m", 7);
+    last["choices"] = json::array();  // OpenAI's usage chunk has no choice
     auto usage_json = reference::to_json(usage);
     usage_json["cost_usd"] = 0.125;
     if (saved) usage_json["saved_usd"] = *saved;

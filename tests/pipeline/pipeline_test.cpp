@@ -110,6 +110,34 @@ BOOST_FIXTURE_TEST_CASE(miss_then_exact_then_semantic_hit, fixture) {
   BOOST_TEST(calls() == 1);
 }
 
+// A semantic hit is stored in the exact tier under the request's own
+// text, at what the answer cost when it was made; a wrong verdict on it
+// takes it out of both tiers.
+BOOST_FIXTURE_TEST_CASE(a_semantic_hit_is_promoted_to_the_exact_tier, fixture) {
+  request_context first{.tenant = "acme"};
+  const auto fresh = run(ask("What is the capital of France?"), first);
+  request_context similar{.tenant = "acme"};
+  run(ask("What is the capital of France"), similar);
+  BOOST_REQUIRE(similar.cache == cache_outcome::semantic);
+  BOOST_TEST(exact.size() == 2u);
+
+  request_context repeat{.tenant = "acme"};
+  const auto promoted = run(ask("What is the capital of France"), repeat);
+  BOOST_TEST(repeat.cache == cache_outcome::exact);
+  BOOST_TEST(repeat.similarity == 1.0f);
+  BOOST_TEST(promoted.content == fresh.content);
+  BOOST_TEST(repeat.saved_usd == 0.001);
+  request_context other_tenant{.tenant = "globex"};
+  run(ask("What is the capital of France"), other_tenant);
+  BOOST_TEST(other_tenant.cache == cache_outcome::miss);
+
+  similar.feedback(false);  // the verdict on the semantic hit
+  request_context after{.tenant = "acme"};
+  run(ask("What is the capital of France"), after);
+  BOOST_TEST(after.cache == cache_outcome::miss);
+  BOOST_TEST(calls() == 3);
+}
+
 BOOST_FIXTURE_TEST_CASE(scope_keeps_tenants_models_parameters_and_system_prompts_apart, fixture) {
   request_context acme{.tenant = "acme"};
   run(ask("What is the capital of France?"), acme);

@@ -2,9 +2,13 @@
 // (/v1/embeddings), which the gateway receives and the adapters speak.
 #pragma once
 
-#include <cstddef> // std::size_t
-#include <string>  // std::string
-#include <vector>  // std::vector
+#include <bit>      // std::bit_cast
+#include <cstddef>  // std::size_t
+#include <cstdint>  // std::uint32_t
+#include <string>   // std::string
+#include <vector>   // std::vector
+
+#include <boost/beast/core/detail/base64.hpp>  // boost::beast::detail::base64 (Beast's, used by its WebSocket handshake)
 
 #include <boost/json/array.hpp>   // boost::json::array
 #include <boost/json/object.hpp>  // boost::json::object
@@ -12,6 +16,8 @@
 
 #include "llmgate/chat/openai_wire.hpp"  // token_usage, parse_token_usage
 #include "llmgate/chat/detail/json_fields.hpp"
+#include "llmgate/chat/detail/standard_parameters.hpp"  // wrong_type, wrong_value, missing_parameter
+#include "llmgate/chat/request_error.hpp"                // request_error
 #include "llmgate/error.hpp"
 
 namespace llmgate::inline v0 {
@@ -26,9 +32,15 @@ struct http_embedder_options {
   std::string endpoint = {};    ///< how messages name the upstream (its URL)
 };
 
+/// How a vector is written in an embeddings answer: a JSON array of
+/// numbers, or base64 of its little-endian float32 bytes (what OpenAI's
+/// client libraries ask for by default: a quarter of the bytes to parse).
+enum class embedding_encoding { float_array, base64 };
+
 struct embedding_request {
   std::string model;
   std::vector<std::string> input;  ///< one vector is returned per text, in order
+  embedding_encoding encoding = embedding_encoding::float_array;  ///< how the client wants vectors written
   boost::json::object parameters;  ///< dimensions, user...: passed through
 };
 
@@ -41,24 +53,34 @@ struct embedding_response {
 };
 
 /// Reads OpenAI's embeddings request. `input` is a string or an array of
-/// strings (token-id arrays are not supported). encoding_format is dropped:
-/// adapters always ask for floats. Throws llmgate::error
-/// (errc::invalid_request) naming the field.
+/// strings (token-id arrays are not supported); encoding_format is "float"
+/// (the default) or "base64" (adapters always ask upstream for floats).
+/// Throws request_error naming the field.
 inline embedding_request parse_embedding_request(const boost::json::value& value) {
-  constexpr auto code = errc::invalid_request;
-  const auto& object = detail::as_object(value, "request", code);
+  if (!value.is_object()) throw request_error("", "The request body must be a JSON object.");
+  const auto& object = value.get_object();
   embedding_request request;
-  request.model = detail::string_field(object, "model", "request", code);
+  const auto* model = object.if_contains("model");
+  if (!model || model->is_null() || (model->is_string() && model->get_string().empty()))
+    throw request_error("model", "model is required: name the embedding model in the request's \"model\" field.");
+  if (!model->is_string()) detail::wrong_type("model", "a string", *model);
+  request.model = std::string(model->get_string());
   const auto* input = object.if_contains("input");
-  if (input && input->is_string()) {
+  if (!input || input->is_null()) detail::missing_parameter("input");
+  if (input->is_string()) {
     request.input.emplace_back(input->get_string());
-  } else if (input && input->is_array() && !input->get_array().empty()) {
+  } else if (input->is_array() && !input->get_array().empty()) {
     for (const auto& text : input->get_array()) {
-      if (!text.is_string()) detail::fail(code, "request.input", "must hold strings only");
+      if (!text.is_string()) detail::wrong_type("input", "a string or an array of strings", text);
       request.input.emplace_back(text.get_string());
     }
   } else {
-    detail::fail(code, "request.input", "must be a string or a non-empty array of strings");
+    detail::wrong_value("input", "a string or a non-empty array of strings", *input);
+  }
+  if (const auto* encoding = object.if_contains("encoding_format"); encoding && !encoding->is_null()) {
+    const auto* name = encoding->if_string();
+    if (name && *name == "base64") request.encoding = embedding_encoding::base64;
+    else if (!name || *name != "float") detail::wrong_value("encoding_format", "\"float\" or \"base64\"", *encoding);
   }
   for (const auto& field : object)
     if (field.key() != "model" && field.key() != "input" && field.key() != "encoding_format")
@@ -76,16 +98,38 @@ inline boost::json::object to_json(const embedding_request& request) {
   return object;
 }
 
-/// The response in OpenAI's wire form ("object": "list"); a top-level
-/// "cost" holds cost_usd where the model has a price.
-inline boost::json::object to_json(const embedding_response& response) {
+namespace detail {
+
+/// A vector as base64 of its float32 bytes, little-endian whatever the host.
+inline std::string base64_of(const std::vector<float>& vector) {
+  std::string bytes(vector.size() * 4, '\0');
+  for (std::size_t i = 0; i < vector.size(); ++i) {
+    const auto bits = std::bit_cast<std::uint32_t>(vector[i]);
+    for (std::size_t b = 0; b < 4; ++b) bytes[4 * i + b] = static_cast<char>((bits >> (8 * b)) & 0xFF);
+  }
+  std::string text(boost::beast::detail::base64::encoded_size(bytes.size()), '\0');
+  text.resize(boost::beast::detail::base64::encode(text.data(), bytes.data(), bytes.size()));
+  return text;
+}
+
+}  // namespace detail
+
+/// The response in OpenAI's wire form ("object": "list"), each vector
+/// written as `encoding` asks; a top-level "cost" holds cost_usd where the
+/// model has a price.
+inline boost::json::object to_json(const embedding_response& response,
+                                   embedding_encoding encoding = embedding_encoding::float_array) {
   boost::json::array data;
   for (std::size_t i = 0; i < response.embeddings.size(); ++i) {
-    boost::json::array vector;
-    vector.reserve(response.embeddings[i].size());
-    for (const float x : response.embeddings[i]) vector.emplace_back(x);
-    data.push_back(boost::json::object{{"object", "embedding"}, {"index", i},
-                                       {"embedding", std::move(vector)}});
+    boost::json::value vector;
+    if (encoding == embedding_encoding::base64) {
+      vector = detail::base64_of(response.embeddings[i]);
+    } else {
+      auto& numbers = vector.emplace_array();
+      numbers.reserve(response.embeddings[i].size());
+      for (const float x : response.embeddings[i]) numbers.emplace_back(x);
+    }
+    data.push_back(boost::json::object{{"object", "embedding"}, {"index", i}, {"embedding", std::move(vector)}});
   }
   boost::json::object object{
       {"object", "list"},

@@ -31,6 +31,8 @@
 #include "llmgate/chat/chat.hpp"                    // the vocabulary
 #include "llmgate/chat/detail/exact_json_parse.hpp"  // parse_exact
 #include "llmgate/chat/detail/json_appender.hpp"    // json_appender
+#include "llmgate/chat/detail/standard_parameters.hpp"  // check_standard_parameters, wrong_type
+#include "llmgate/chat/request_error.hpp"           // request_error
 #include "llmgate/error.hpp"                        // llmgate::error, errc
 
 namespace llmgate::inline v0 {
@@ -102,14 +104,16 @@ inline boost::json::array array_of(std::string_view text) {
 }
 
 inline chat_message parse_chat_message(const boost::json::value& value, const std::string& where) {
-  const auto& object = as_object(value, where, errc::invalid_request);
+  if (!value.is_object()) wrong_type(where, "an object", value);
+  const auto& object = value.get_object();
   chat_message message;
   const auto* role = object.if_contains("role");
-  if (!role || !role->is_string()) fail(errc::invalid_request, where + ".role", "must be a string");
+  if (!role || role->is_null()) missing_parameter(where + ".role");
+  if (!role->is_string()) wrong_type(where + ".role", "a string", *role);
   message.role = std::string(role->get_string());
   const auto* content = object.if_contains("content");
   if (content && !content->is_string() && !content->is_array() && !content->is_null())
-    fail(errc::invalid_request, where + ".content", "must be a string, an array of parts or null");
+    wrong_type(where + ".content", "a string, an array of content parts or null", *content);
   if (content && content->is_string()) {
     message.content = std::string(content->get_string());
   } else if (content && content->is_array()) {
@@ -206,25 +210,21 @@ inline void append_completion(json_appender& json, const chat_response& response
 
 }  // namespace detail
 
-/// Reads a request in OpenAI's chat.completions form. Throws llmgate::error
-/// (errc::invalid_request) naming the field, e.g. "messages[1].role must be
-/// a string", when messages is missing or empty or a field has a wrong type.
+/// Reads a request in OpenAI's chat.completions form. Throws request_error
+/// naming the field at fault (its param()) when the request is not an
+/// object, model or messages is missing, or a standard field has a wrong
+/// type or value (detail/standard_parameters.hpp).
 inline chat_request parse_chat_request(const boost::json::value& value) {
-  using detail::fail;
-  const auto& object = detail::as_object(value, "request", errc::invalid_request);
+  if (!value.is_object()) throw request_error("", "The request body must be a JSON object.");
+  const auto& object = value.get_object();
+  detail::check_standard_parameters(object);
   chat_request request;
-  request.model = detail::string_field(object, "model", "request", errc::invalid_request);
-  if (const auto* stream = object.if_contains("stream"); stream && !stream->is_null()) {
-    if (!stream->is_bool()) fail(errc::invalid_request, "request.stream", "must be a boolean");
-    request.stream = stream->get_bool();
-  }
-  const auto* messages = object.if_contains("messages");
-  if (!messages || !messages->is_array() || messages->get_array().empty())
-    fail(errc::invalid_request, "request.messages", "must be a non-empty array");
-  request.messages.reserve(messages->get_array().size());
-  for (std::size_t i = 0; i < messages->get_array().size(); ++i)
-    request.messages.push_back(detail::parse_chat_message(
-        messages->get_array()[i], "messages[" + std::to_string(i) + "]"));
+  request.model = std::string(object.at("model").get_string());
+  if (const auto* stream = object.if_contains("stream"); stream && !stream->is_null()) request.stream = stream->get_bool();
+  const auto& messages = object.at("messages").get_array();
+  request.messages.reserve(messages.size());
+  for (std::size_t i = 0; i < messages.size(); ++i)
+    request.messages.push_back(detail::parse_chat_message(messages[i], "messages[" + std::to_string(i) + "]"));
   const std::size_t named = 1 + object.contains("model") + object.contains("stream");  // and messages
   if (object.size() > named) request.parameters.reserve(object.size() - named);
   for (const auto& field : object)
@@ -233,15 +233,26 @@ inline chat_request parse_chat_request(const boost::json::value& value) {
   return request;
 }
 
-/// parse_chat_request of a body's text; a body that is not JSON is an
-/// llmgate::error(errc::invalid_request) too.
+/// parse_chat_request of a body's text; a body that is not JSON is a
+/// request_error too.
 inline chat_request parse_chat_request(std::string_view body) {
   unsigned char buffer[4096];  // the parsed tree lives only while the request copies what it keeps
   boost::json::monotonic_resource arena(buffer, sizeof buffer);
   boost::system::error_code ec;
   const boost::json::value value = boost::json::parse(body, ec, &arena);
-  if (ec) throw error(errc::invalid_request, "request is not JSON (" + ec.message() + ")");
+  if (ec) throw request_error("", "We could not parse the JSON body of your request: " + ec.message() + ".");
   return parse_chat_request(value);
+}
+
+/// Whether the client asked for a stream's usage chunk
+/// (stream_options.include_usage).
+inline bool usage_chunk_asked(const chat_request& request) {
+  const json_field* options = find_field(request.parameters, "stream_options");
+  if (!options) return false;
+  const boost::json::value value = detail::parse_json_text(options->json);
+  const auto* object = value.if_object();
+  const auto* include = object ? object->if_contains("include_usage") : nullptr;
+  return include && include->is_bool() && include->get_bool();
 }
 
 /// What a request body sent upstream changes from the request.
@@ -432,15 +443,16 @@ inline void append_role_chunk_body(std::string& out, std::string_view id, std::s
   json.raw("[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}");
 }
 
-/// Appends the last chunk of a stream the gateway sends: an empty delta
-/// and the usage as in the gateway's chat.completion body (cost_usd and,
-/// when given, saved_usd).
+/// Appends the usage chunk of a stream the gateway sends (asked for with
+/// stream_options.include_usage): empty choices, as OpenAI sends it, and
+/// the usage as in the gateway's chat.completion body (cost_usd and, when
+/// given, saved_usd).
 inline void append_usage_chunk_body(std::string& out, const token_usage& usage, double cost_usd,
                                     std::optional<double> saved_usd, std::string_view id,
                                     std::string_view model, std::int64_t created) {
   detail::json_appender json(out);
   detail::append_chunk_head(json, id, model, created);
-  json.raw("[{\"index\":0,\"delta\":{},\"finish_reason\":null}],\"usage\":");
+  json.raw("[],\"usage\":");
   detail::append_priced_usage(json, usage, cost_usd, saved_usd);
   json.raw("}");
 }

@@ -9,6 +9,7 @@
 // compactly.
 #pragma once
 
+#include <algorithm>    // std::clamp
 #include <concepts>     // std::same_as, std::convertible_to
 #include <cstddef>      // std::size_t
 #include <string_view>  // std::string_view
@@ -55,10 +56,15 @@ struct one_minus_dot {
 }  // namespace detail
 
 /// Cosine similarity. Vectors are normalised when added and when searched,
-/// so the distance is 1 - dot product, in [0, 2]; similarity is the cosine.
+/// so the distance is 1 - dot product, in [0, 2]; similarity is the cosine,
+/// kept within [-1, 1]: a row stored in float16 or int8 reads back a little
+/// off unit length (each component is rounded), so the dot product of a
+/// text with its own stored row can exceed 1 by that rounding. Distances
+/// are left as computed; they only rank.
 struct cosine_metric : detail::one_minus_dot {
   static constexpr std::string_view name = "cosine";
   static constexpr bool normalizes_inputs = true;
+  static float similarity(float distance) noexcept { return std::clamp(1.0f - distance, -1.0f, 1.0f); }
 };
 
 /// Inner product of vectors as given (no normalisation). Distance is

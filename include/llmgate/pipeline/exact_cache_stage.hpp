@@ -1,7 +1,9 @@
 // exact_cache_stage: answers a request whose conversation (normalised) was
 // answered before in the same scope; stores what the rest of the pipeline
-// answers when nothing did before. The cheapest stage: one hash and one
-// table probe, so it goes first.
+// answers when nothing did before, and what a later cache stage (the
+// semantic one) served, so that the exact repeat of a request answered
+// semantically takes the cheaper probe. The cheapest stage: one hash and
+// one table probe, so it goes first.
 #pragma once
 
 #include <memory>   // std::make_shared
@@ -38,13 +40,27 @@ class exact_cache_stage {
       co_return co_await serve_cached(*answer, context);
     }
     chat_response response = co_await next(request, context);
-    // Only fresh answers: one a later stage served from its cache is stored there already.
     if (context.cache == cache_outcome::miss && is_cacheable(response))
       cache_->insert(key, std::make_shared<const chat_response>(response), {.cost = response.cost_usd});
+    else if (context.cache == cache_outcome::semantic)
+      promote(std::move(key), response, context);
     co_return response;
   }
 
  private:
+  // Stores a semantic hit under the request's own key, at what the answer
+  // cost when it was made (a hit's response says 0). A wrong verdict then
+  // erases the copy as well as telling the stage that served it.
+  void promote(exact_key key, const chat_response& served, request_context& context) {
+    auto stored = std::make_shared<chat_response>(served);
+    stored->cost_usd = context.saved_usd;
+    cache_->insert(key, std::move(stored), {.cost = context.saved_usd});
+    context.feedback = [cache = cache_, key = std::move(key), told = std::move(context.feedback)](bool correct) {
+      if (!correct) cache->erase(key);
+      if (told) told(correct);
+    };
+  }
+
   ExactCache* cache_;
 };
 

@@ -1,6 +1,7 @@
 // sse_stream: a chat answer sent to the client as OpenAI's server-sent
 // events, over HTTP/1.1 chunked transfer: the role chunk first, then each
-// content chunk as it comes, the usage chunk, and data: [DONE]. Headers go
+// content chunk as it comes, the usage chunk when the client asked for it
+// (stream_options.include_usage), and data: [DONE]. Headers go
 // out with the first event, so that they can say what the pipeline did
 // before it (cache outcome, backend). Each event's bytes are written by
 // the OpenAI wire writers (no JSON tree). The bytes go to a response_stream
@@ -67,8 +68,8 @@ class sse_stream {
     co_await send_event();
   }
 
-  /// The last chunk: the answer's usage with what it cost and, for a
-  /// cached answer, what it saved.
+  /// The usage chunk (empty choices): the answer's usage with what it
+  /// cost and, for a cached answer, what it saved.
   boost::asio::awaitable<void> send_usage(const token_usage& usage, double cost_usd, std::optional<double> saved_usd) {
     append_usage_chunk_body(begin_event(), usage, cost_usd, saved_usd, id_, model_, created_);
     co_await send_event();

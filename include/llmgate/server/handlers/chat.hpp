@@ -31,12 +31,12 @@
 
 #include <boost/asio/awaitable.hpp>            // boost::asio::awaitable
 #include <boost/asio/this_coro.hpp>            // boost::asio::this_coro::reset_cancellation_state
-#include <boost/json/monotonic_resource.hpp>   // arenas for a request's JSON
 #include <boost/json/parse.hpp>                // boost::json::parse
 
 #include "llmgate/backend/backend_error.hpp"     // backend_error
 #include "llmgate/chat/chat.hpp"                 // chat_request, chat_response, chat_chunk, find_field
-#include "llmgate/chat/openai_wire.hpp"          // parse_chat_request, append_completion_body
+#include "llmgate/chat/openai_wire.hpp"          // parse_chat_request, append_completion_body, usage_chunk_asked
+#include "llmgate/chat/request_error.hpp"        // request_error
 #include "llmgate/pipeline/request_context.hpp"  // request_context
 #include "llmgate/route/preferences.hpp"         // preferences
 #include "llmgate/route/router.hpp"              // routing_decision
@@ -167,7 +167,7 @@ class chat_handler {
         outcome_headers(context, [&](auto name, auto value) { sse.header(name, value); });
         co_await sse.start(request.model);
       }
-      co_await sse.send_usage(response.usage, response.cost_usd, saved_usd(context));
+      if (usage_chunk_asked(request)) co_await sse.send_usage(response.usage, response.cost_usd, saved_usd(context));
       co_await sse.finish();
       finish(http_response(http_status::ok, 11), true);
       co_return std::nullopt;
@@ -203,21 +203,13 @@ class chat_handler {
 
   // ---- the chat fields: read and written here only --------------------------
 
-  // Fills `request` from a chat body, or returns the 400 to answer. The
-  // parsed JSON lives in an arena on the stack: the request copies what it
-  // keeps into storage of its own.
+  // Fills `request` from a chat body, or returns the 400 to answer, naming
+  // the field at fault.
   static std::optional<http_response> parse_chat_body(const std::string& body, chat_request& request) {
-    unsigned char buffer[4096];
-    boost::json::monotonic_resource arena(buffer, sizeof buffer);
-    boost::system::error_code ec;
-    const boost::json::value json = boost::json::parse(body, ec, &arena);
-    if (ec)
-      return error_response(http_status::bad_request, "We could not parse the JSON body of your request: " + ec.message(),
-                            "invalid_request_error", "invalid_json");
     try {
-      request = parse_chat_request(json);
-    } catch (const error& e) {
-      return error_response(http_status::bad_request, e.what(), "invalid_request_error", "invalid_request");
+      request = parse_chat_request(std::string_view(body));
+    } catch (const request_error& e) {
+      return error_response(http_status::bad_request, e.what(), "invalid_request_error", "invalid_request", e.param());
     }
     return std::nullopt;
   }

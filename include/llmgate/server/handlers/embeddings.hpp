@@ -31,7 +31,7 @@
 #include "llmgate/backend/async_embedder.hpp"  // AsyncEmbedder, embedding_result
 #include "llmgate/backend/embedding.hpp"       // parse_embedding_request, embedding_response, to_json
 #include "llmgate/embed/embedder.hpp"          // Embedder
-#include "llmgate/error.hpp"                   // llmgate::error
+#include "llmgate/chat/request_error.hpp"     // request_error
 #include "llmgate/server/exchange.hpp"         // exchange, handler_result
 #include "llmgate/server/responses.hpp"        // json_response, error_response
 
@@ -49,8 +49,9 @@ inline std::optional<http_response> read_embedding_request(const exchange& e, co
                           "invalid_request_error", "invalid_json");
   try {
     request = parse_embedding_request(json);
-  } catch (const error& problem) {
-    return error_response(http_status::bad_request, problem.what(), "invalid_request_error", "invalid_request");
+  } catch (const request_error& problem) {
+    return error_response(http_status::bad_request, problem.what(), "invalid_request_error", "invalid_request",
+                          problem.param());
   }
   if (request.model != model)
     return error_response(http_status::not_found,
@@ -80,7 +81,7 @@ struct embeddings_handler {
       response.embeddings.push_back(std::move(vector));
       response.usage.prompt_tokens += detail::words_in(text);
     }
-    return json_response(http_status::ok, to_json(response));
+    return json_response(http_status::ok, to_json(response, request.encoding));
   }
 };
 
@@ -118,7 +119,7 @@ struct async_embeddings_handler {
       response.embeddings.push_back(std::move(results[i].vector));
       response.usage.prompt_tokens += detail::words_in(request.input[i]);
     }
-    co_return json_response(http_status::ok, to_json(response));
+    co_return json_response(http_status::ok, to_json(response, request.encoding));
   }
 };
 

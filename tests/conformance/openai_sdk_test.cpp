@@ -216,7 +216,7 @@ BOOST_AUTO_TEST_CASE(official_node_client_against_the_gateway) {
       {"gateway", "http://127.0.0.1:" + std::to_string(wide.port()) + "/v1"},
       {"narrow", "http://127.0.0.1:" + std::to_string(narrow.port()) + "/v1"},
       {"key", "key-acme"}});
-  const auto script = std::filesystem::path(__FILE__).parent_path() / "openai_sdk.mjs";
+  const auto script = std::filesystem::path(LLMGATE_TESTS_DIR) / "conformance/openai_sdk.mjs";
   const auto run = run_node({"--test-reporter=tap", script.string(), settings});
   BOOST_TEST_MESSAGE(run.output);
 

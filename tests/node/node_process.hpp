@@ -108,7 +108,7 @@ inline std::optional<std::string> llama_engine_unavailable() {
 
 /// The engine, started; its stderr in `log`.
 inline node_server llama_harness(const fs::path& log) {
-  const fs::path script = fs::path(__FILE__).parent_path().parent_path() / "backend/llama_harness.mjs";
+  const fs::path script = fs::path(LLMGATE_TESTS_DIR) / "backend/llama_harness.mjs";
   return node_server(script, {(node_packages()).string(), stories260K_model().string()}, log);
 }
 

@@ -1,31 +1,29 @@
 // The OpenAI adapter against real servers, through one conformance suite:
 // - a real inference engine: node-llama-cpp (llama.cpp, 1 thread) serving
-//   ../shared/data/models/stories260K through tests/backend/llama_harness.mjs;
-//   the npm packages are installed once into <build>/node_engine. Skipped,
-//   with the reason, where node, npm, the packages or the model are missing.
+//   ../shared/data/models/stories260K through tests/backend/llama_harness.mjs,
+//   with the npm packages scripts/setup installs (tests/node). Skipped, with
+//   the reason, where Node, the packages or the model are missing: CTest
+//   reports it as skipped, and CI (LLMGATE_REQUIRE_REAL_PARTS=1) as failed.
 // - any OpenAI-compatible server named by LLMGATE_TEST_BASE_URL (with
 //   LLMGATE_TEST_API_KEY, LLMGATE_TEST_MODEL and, to check embeddings,
-//   LLMGATE_TEST_EMBEDDING_MODEL), e.g. https://api.openai.com/v1.
+//   LLMGATE_TEST_EMBEDDING_MODEL), e.g. https://api.openai.com/v1. Opt-in:
+//   without the variable Boost.Test skips the case, and the suite is judged
+//   by the engine's.
 #include <boost/test/unit_test.hpp>
 
-#include <signal.h>  // kill
-
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <memory>
-#include <optional>
-#include <string>
+#include <cmath>    // std::sqrt
+#include <cstdlib>  // std::getenv
+#include <string>   // std::string
 
 #include "llmgate/backend/openai_backend.hpp"
 #include "backend_fixture.hpp"
+#include "../node/node_process.hpp"  // llama_harness, llama_engine_unavailable
+#include "../skip_test.hpp"          // skip_test
 
 using llmgate::openai_backend;
 using llmgate::openai_options;
 using llmgate::test::chunk_log;
 using llmgate::test::user_says;
-namespace fs = std::filesystem;
 namespace net = boost::asio;
 
 namespace {
@@ -87,80 +85,32 @@ void check_conformance(const server_under_test& target) {
   BOOST_TEST(vectors.usage.prompt_tokens > 0u);
 }
 
-bool on_path(const std::string& program) {
-  return std::system(("command -v " + program + " > /dev/null 2>&1").c_str()) == 0;
+boost::test_tools::assertion_result base_url_given(boost::unit_test::test_unit_id) {
+  const char* base_url = std::getenv("LLMGATE_TEST_BASE_URL");
+  const bool set = base_url && *base_url;
+  boost::test_tools::assertion_result given(set);
+  given.message() << "LLMGATE_TEST_BASE_URL is not set";
+  return given;
 }
-
-/// The running harness: started on construction, terminated on destruction.
-class llama_harness {
- public:
-  llama_harness(const fs::path& engine, const fs::path& model) {
-    const fs::path script = fs::path(__FILE__).parent_path() / "llama_harness.mjs";
-    const std::string command = "exec node '" + script.string() + "' '" + engine.string() + "' '" +
-                                model.string() + "' 2> '" + (engine / "harness.log").string() + "'";
-    pipe_ = popen(command.c_str(), "r");
-    if (!pipe_) return;
-    unsigned port = 0;
-    if (std::fscanf(pipe_, "listening %u %d", &port, &pid_) == 2) port_ = static_cast<unsigned short>(port);
-  }
-  ~llama_harness() {
-    if (pid_ > 0) kill(pid_, SIGTERM);
-    if (pipe_) pclose(pipe_);
-  }
-  std::optional<std::string> base_url() const {
-    if (!port_) return std::nullopt;
-    return "http://127.0.0.1:" + std::to_string(port_) + "/v1";
-  }
-
- private:
-  FILE* pipe_ = nullptr;
-  int pid_ = 0;
-  unsigned short port_ = 0;
-};
 
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(real_engine_test)
 
 BOOST_AUTO_TEST_CASE(node_llama_cpp_serving_stories260K) {
-  const fs::path model = fs::path(LLMGATE_SHARED_DATA_DIR) / "models/stories260K/stories260K-ctx512.gguf";
-  // <build>/tests/llmgate_tests -> <build>/node_engine
-  const fs::path engine = fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "node_engine";
-  if (!fs::exists(model)) {
-    BOOST_TEST_MESSAGE("skipped: no model at " << model);
-    return;
-  }
-  if (!on_path("node") || !on_path("npm")) {
-    BOOST_TEST_MESSAGE("skipped: node or npm is not installed");
-    return;
-  }
-  if (!fs::exists(engine / "node_modules/node-llama-cpp")) {
-    BOOST_TEST_MESSAGE("installing node-llama-cpp into " << engine << " (once)");
-    fs::create_directories(engine);
-    const std::string install = "cd '" + engine.string() +
-        "' && npm install --omit=optional --no-audit --no-fund node-llama-cpp @node-llama-cpp/linux-x64"
-        " > npm.log 2>&1";
-    if (std::system(install.c_str()) != 0) {
-      BOOST_TEST_MESSAGE("skipped: npm install failed (offline?), see " << engine / "npm.log");
-      return;
-    }
-  }
-  llama_harness harness(engine, model);
+  if (const auto missing = llmgate::test::llama_engine_unavailable()) return llmgate::test::skip_test(*missing);
+  const auto harness = llmgate::test::llama_harness("real_engine_test.harness.log");
   const auto url = harness.base_url();
   if (!url) {
-    BOOST_TEST_MESSAGE("skipped: the harness did not start, see " << engine / "harness.log");
+    BOOST_ERROR("the engine did not start, see real_engine_test.harness.log");
     return;
   }
   check_conformance({.base_url = *url, .api_key = "", .model = "", .embedding_model = "stories260K-ctx512",
                      .deterministic = true});
 }
 
-BOOST_AUTO_TEST_CASE(server_named_by_LLMGATE_TEST_BASE_URL) {
+BOOST_AUTO_TEST_CASE(server_named_by_LLMGATE_TEST_BASE_URL, *boost::unit_test::precondition(base_url_given)) {
   const char* base_url = std::getenv("LLMGATE_TEST_BASE_URL");
-  if (!base_url || !*base_url) {
-    BOOST_TEST_MESSAGE("skipped: LLMGATE_TEST_BASE_URL is not set");
-    return;
-  }
   const auto variable = [](const char* name) {
     const char* value = std::getenv(name);
     return std::string(value ? value : "");

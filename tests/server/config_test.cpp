@@ -145,6 +145,10 @@ BOOST_AUTO_TEST_CASE(mistakes_are_refused_by_name) {
   refused_with(with("semantic_cache", R"({"hnsw": {"ef_search": 0}})"),
                "config: semantic_cache.hnsw.ef_search must be between 1 and 4096, not 0");
   refused_with(with("semantic_cache", R"({"hnsw": 3})"), "config: semantic_cache.hnsw must be an object");
+  refused_with(with("semantic_cache", R"({"threshold": "high"})"),
+               "config: semantic_cache.threshold must be a number or {\"policy\", \"value\", \"error_bound\", \"min_feedback\"}");
+  refused_with(with("exact_cache", R"({"eviction": 3})"),
+               "config: exact_cache.eviction must be a policy's name or {\"policy\", \"ttl_seconds\"}");
   refused_with(with("exact_cache", R"({"enabled": "yes"})"), "config: exact_cache.enabled must be true or false");
   refused_with(with("embedder", R"({"kind": "word2vec"})"),
                "config: embedder.kind must be one of \"hashing\", \"openai\" (not \"word2vec\")");

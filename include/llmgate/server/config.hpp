@@ -398,6 +398,11 @@ inline void check_url(std::string_view path, std::string_view url) {
     refuse(path, "must be an http:// or https:// URL with a host" + (url.empty() ? std::string() : ", not \"" + std::string(url) + "\""));
 }
 
+// The ranges of the fields narrower than their JSON reading: the reader
+// checks them before narrowing, check() for a config built in C++.
+inline constexpr unsigned max_threads = 1024;
+inline constexpr unsigned max_retries = 10;
+
 // Reading one section's fields by type; each refusal names "<where>.<key>".
 // Ranges are check()'s.
 struct config_reader {
@@ -491,8 +496,11 @@ struct config_reader {
   static eviction_config eviction(const boost::json::object& section, std::string_view where) {
     eviction_config e;
     const std::string path = config_path(where, "eviction");
-    if (const auto* field = section.if_contains("eviction"); field && field->is_string()) {
+    const auto* field = section.if_contains("eviction");
+    if (field && field->is_string()) {
       e.policy = field->get_string();
+    } else if (field && !field->is_null() && !field->is_object()) {
+      refuse(path, "must be a policy's name or {\"policy\", \"ttl_seconds\"}");
     } else if (const auto* spelled_out = object(section, "eviction", where)) {
       only_known_keys(*spelled_out, path, {"policy", "ttl_seconds"});
       e.policy = string(*spelled_out, "policy", path, e.policy);
@@ -578,7 +586,7 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
   boost::system::error_code bad_address;
   (void)boost::asio::ip::make_address(address, bad_address);
   if (bad_address) refuse("listen.address", "must be an IPv4 or IPv6 address, not \"" + address + "\"");
-  within<unsigned>("listen.threads", threads, 1, 1024);
+  within<unsigned>("listen.threads", threads, 1, detail::max_threads);
   within<count>("limits.max_body_bytes", max_body_bytes, 1, count{1} << 30);
   within<count>("limits.max_concurrent_requests", max_concurrent_requests, 1, 1'000'000);
   within<count>("limits.max_queued_requests", max_queued_requests, 0, 1'000'000);
@@ -600,7 +608,7 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
                          builtin_backend_kinds.end();
     if (!builtin || backend.kind == "demo") continue;  // a registered kind checks its own fields
     if (backend.kind == "openai" || !backend.base_url.empty()) detail::check_url(where + ".base_url", backend.base_url);
-    within<unsigned>(where + ".retries", backend.retries, 0, 10);
+    within<unsigned>(where + ".retries", backend.retries, 0, detail::max_retries);
     if (const auto* tokens = backend.options.if_contains("max_tokens"); tokens && tokens->is_number())
       within(where + ".max_tokens", tokens->to_number<double>(), 1.0, 1e6);
   }
@@ -695,7 +703,7 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
     only_known_keys(*listen, "listen", {"address", "port", "threads"});
     config.address = read::string(*listen, "address", "listen", config.address);
     config.port = read::narrow_count<unsigned short>(*listen, "port", "listen", config.port, 0, 65535);
-    config.threads = read::narrow_count<unsigned>(*listen, "threads", "listen", config.threads, 1, 1024);
+    config.threads = read::narrow_count<unsigned>(*listen, "threads", "listen", config.threads, 1, detail::max_threads);
   }
   if (const auto* limits = read::object(root, "limits", "")) {
     only_known_keys(*limits, "limits",
@@ -739,7 +747,7 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
     backend.base_url = read::string(entry, "base_url", where);
     backend.api_key = read::secret(entry, where, false);
     backend.model = read::string(entry, "model", where);
-    backend.retries = read::narrow_count<unsigned>(entry, "retries", where, backend.retries, 0, 10);
+    backend.retries = read::narrow_count<unsigned>(entry, "retries", where, backend.retries, 0, detail::max_retries);
     for (const auto& other : config.backends)
       if (other.name == backend.name) refuse(where + ".name", "repeats \"" + backend.name + "\"");
     backend.options = entry;
@@ -879,7 +887,10 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
     if (semantic->contains("capacity"))
       detail::within<std::uint64_t>("semantic_cache.capacity", config.semantic_max_entries, 1, 1'000'000'000);
     auto& threshold = config.semantic_threshold_policy;
-    if (const auto* field = semantic->if_contains("threshold"); field && field->is_number()) {
+    const auto* field = semantic->if_contains("threshold");
+    if (field && !field->is_null() && !field->is_number() && !field->is_object())
+      refuse("semantic_cache.threshold", "must be a number or {\"policy\", \"value\", \"error_bound\", \"min_feedback\"}");
+    if (field && field->is_number()) {
       threshold.value = field->to_number<double>();
       threshold.value_given = true;
       detail::fraction("semantic_cache.threshold", threshold.value, true);

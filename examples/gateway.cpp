@@ -1,45 +1,64 @@
 // gateway: llmgate's OpenAI-compatible caching gateway as a program.
 //   gateway --config FILE [--port N] [--check-config]
 // Serves until SIGINT or SIGTERM, then drains and saves the caches (when
-// the config names a snapshot directory). --check-config only validates
-// the file and says what it found. The configuration's form is described
-// in include/llmgate/server/config.hpp; examples/gateway.json is one.
+// the config names a snapshot directory). --check-config runs the checks
+// the gateway runs before it starts (gateway_config::check, and the
+// router's files) and says what it found. The configuration's form is
+// described in include/llmgate/server/config.hpp; examples/gateway.json
+// is one.
 //
-// Exit status: 0 done; 1 the server failed (or could not start: a backend,
-// the router or the embedder of the configuration cannot be made, with the
-// field named); 2 the options or the configuration are wrong.
+// Exit status: 0 the configuration is valid (--check-config) or the
+// server stopped when asked; 1 the configuration is invalid, or the
+// server could not start or failed (the message names the field); 2 a
+// usage error: unknown or malformed options, --config missing or not a
+// file.
 #include <cstdio>     // std::printf, std::fprintf
 #include <exception>  // std::exception
 #include <string>     // std::string
 
 #include <CLI/CLI.hpp>  // command line (Debian libcli11-dev)
 
-#include <llmgate/server/gateway.hpp>
-#include <llmgate/server/large_allocations.hpp>
+#include <llmgate/server/gateway.hpp>            // gateway, gateway_config, config_error
+#include <llmgate/server/large_allocations.hpp>  // map_large_allocations
+#include <llmgate/server/routing.hpp>            // make_gateway_router (--check-config reads the router's files)
+
+namespace {
+
+constexpr int valid = 0, invalid = 1, usage = 2;
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"llmgate gateway: an OpenAI-compatible server that answers from its caches when it can"};
+  app.footer("Exit status: 0 valid configuration (--check-config) or a clean stop; 1 invalid configuration,\n"
+             "or the server could not start; 2 usage error (unknown options, --config missing or not a file).");
   std::string config_path;
   int port = -1;
   bool check_only = false;
   app.add_option("-c,--config", config_path, "the JSON configuration file")->required()->check(CLI::ExistingFile);
   app.add_option("-p,--port", port, "listen on this port instead of the configuration's")->check(CLI::Range(0, 65535));
-  app.add_flag("--check-config", check_only, "validate the configuration and exit");
-  CLI11_PARSE(app, argc, argv);
+  app.add_flag("--check-config", check_only, "validate the configuration and exit (0 valid, 1 invalid)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int printed = app.exit(e);  // --help: the help and 0; a mistake: the message
+    return printed == 0 ? valid : usage;
+  }
 
   llmgate::gateway_config config;
   try {
     config = llmgate::gateway_config::load(config_path);
-  } catch (const llmgate::error& e) {
+    if (port >= 0) config.port = static_cast<unsigned short>(port);
+    if (check_only) (void)llmgate::make_gateway_router(config);
+  } catch (const std::exception& e) {
     std::fprintf(stderr, "gateway: %s\n", e.what());
-    return 2;
+    return invalid;
   }
-  if (port >= 0) config.port = static_cast<unsigned short>(port);
   if (check_only) {
     std::printf("%s: valid; %zu models, %zu backends, %s, %zu tenants, listening on %s:%u\n", config_path.c_str(),
                 config.models.size(), config.backends.size(), config.router ? "routing \"auto\"" : "no router",
                 config.tenants.size(), config.address.c_str(), unsigned{config.port});
-    return 0;
+    return valid;
   }
   llmgate::map_large_allocations();  // a long-running server: freed caches' memory goes back
   try {
@@ -47,6 +66,7 @@ int main(int argc, char** argv) {
     gateway.run();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gateway: %s\n", e.what());
-    return 1;
+    return invalid;
   }
+  return valid;
 }

@@ -16,7 +16,7 @@
 #include "llmgate/cache/eviction/configured.hpp"       // basic_configured_eviction, eviction_kind_named
 #include "llmgate/cache/eviction/ttl.hpp"              // SteadyClock
 #include "llmgate/error.hpp"                           // llmgate::error
-#include "llmgate/server/config.hpp"                   // eviction_config, threshold_config
+#include "llmgate/server/config.hpp"                   // eviction_config, threshold_config, config_error
 
 namespace llmgate::inline v0 {
 
@@ -47,20 +47,22 @@ static_assert(SteadyClock<cache_clock>);
 
 using gateway_eviction = basic_configured_eviction<cache_clock>;
 
-/// The eviction policy a config section names (config.hpp has checked the name).
+/// The eviction policy a config section names. gateway_config::check has
+/// refused any other name by the same eviction_kind_named; the throw only
+/// guards a config that skipped it.
 inline gateway_eviction eviction_of(const eviction_config& config, cache_clock clock) {
   const auto kind = eviction_kind_named(config.policy);
-  if (!kind) throw error(errc::invalid_request, "eviction policy \"" + config.policy + "\" is not lru, lfu or cost_aware");
+  if (!kind) throw config_error("config: eviction policy \"" + config.policy + "\" is not lru, lfu or cost_aware");
   std::optional<cache_clock::duration> lifetime;
   if (config.ttl_seconds > 0)
     lifetime = std::chrono::duration_cast<cache_clock::duration>(std::chrono::duration<double>(config.ttl_seconds));
   return gateway_eviction(*kind, lifetime, ttl_refresh::never, std::move(clock));
 }
 
-/// The threshold policy a config section names (config.hpp has checked the name).
+/// The threshold policy a config section names (checked as eviction_of's is).
 inline configured_threshold threshold_of(const threshold_config& config, double static_value) {
   const auto kind = threshold_kind_named(config.policy);
-  if (!kind) throw error(errc::invalid_request, "threshold policy \"" + config.policy + "\" is not static or adaptive");
+  if (!kind) throw config_error("config: threshold policy \"" + config.policy + "\" is not static or adaptive");
   if (*kind == threshold_kind::fixed) return configured_threshold::fixed(static_cast<float>(static_value));
   adaptive_threshold_options options;
   options.error_bound = static_cast<float>(config.error_bound);

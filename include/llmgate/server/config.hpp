@@ -1,6 +1,11 @@
 // gateway_config: what the gateway serves and how, read from a JSON file
-// and validated before anything starts. Every error names the field:
-// "config: backends[1].base_url must be a string".
+// and validated before anything starts. Every key at every level is one
+// the gateway reads, or it is refused with the nearest known key
+// ("config: semantic_cache.treshold is not a known key; did you mean
+// threshold?"); every value is checked against its range by check(), the
+// same code whether --check-config or the gateway's constructor runs it.
+// Each message names its field once, by its JSON path:
+// "config: semantic_cache.embedder.dimension must be between 1 and 65536, not 0".
 //
 //   {
 //     "listen":   {"address": "127.0.0.1", "port": 8080, "threads": 2},
@@ -20,6 +25,7 @@
 //                  "registry": "models.json", "examples": "examples.jsonl"},
 //     "tenants":  [{"name": "acme", "api_key_env": "ACME_KEY"}, {"name": "dev", "api_key": "sk-dev"}],
 //     "admin":    {"api_key_env": "LLMGATE_ADMIN_KEY"},
+//     "metrics_token": "",                             // a bearer token /metrics accepts besides the admin key
 //     "exact_cache":    {"enabled": true, "max_entries": 100000, "max_bytes": 268435456,
 //                        "eviction": {"policy": "lru"}, "ttl_seconds": 0},
 //     "semantic_cache": {"enabled": true, "max_entries": 100000,
@@ -32,6 +38,21 @@
 //     "snapshot": {"directory": "/var/lib/llmgate"},   // caches saved on shutdown, loaded on start
 //     "log":      {"requests": true}
 //   }
+//
+// Valid values (check() holds them; a key left out takes the value above):
+//   listen.address an IPv4 or IPv6 address; port 0 to 65535 (0: the system
+//   picks); threads 1 to 1024. limits.max_body_bytes 1 to 1073741824;
+//   max_concurrent_requests 1 to 1000000; max_queued_requests 0 to 1000000;
+//   request_timeout_ms 1 to 86400000. backends[].name non-empty and unique;
+//   base_url http:// or https:// with a host; retries 0 to 10; anthropic's
+//   max_tokens 1 to 1000000. models[].name non-empty and unique, every
+//   backend named exists. prices 0 to 1000000. tenants: names and keys
+//   non-empty and unique, none the admin key. exact_cache.max_entries and
+//   semantic_cache.max_entries 1 to 1000000000; exact_cache.max_bytes 1 to
+//   2^40; ttl_seconds 0 to 1000000000. threshold value in (0, 1],
+//   error_bound in (0, 1), min_feedback 1 to 1000000. embedder.dimension 1
+//   to 65536. hnsw.m 2 to 128, ef_construction and ef_search 1 to 4096.
+//   snapshot.directory a directory (created at the first save when absent).
 //
 // backends: kind "openai" is any OpenAI-compatible server (base_url
 // required), "anthropic" the Messages API (optional "version",
@@ -71,6 +92,14 @@
 // one embedding at start and does not start when it gets none.
 // "capacity" is another name for max_entries.
 //
+// Older spellings still read: "models" as a list of names served by every
+// backend (in "fallback_order" where given), a top-level "prices" table
+// ({"model": {"input", "output"}}), a top-level "embedder" (for
+// semantic_cache.embedder), "capacity" (for max_entries), "threshold": 0.9
+// (the static policy's value), "eviction": "lfu" (for {"policy": "lfu"}),
+// and "ttl_seconds" inside "eviction". A backend of a kind registered in
+// C++ may carry keys of its own kind; every other entry only known keys.
+//
 // semantic_cache.hnsw trades near-duplicates found for CPU: lower
 // ef_construction makes each miss's insert cheaper, lower ef_search each
 // lookup, and both find fewer of the stored near-duplicates on hard data
@@ -82,34 +111,54 @@
 // accepted for tenants in development. Keys are never logged.
 #pragma once
 
-#include <algorithm>    // std::find, std::find_if
-#include <array>        // std::array
-#include <cstdint>      // std::uint64_t
-#include <cstdlib>      // std::getenv
-#include <filesystem>   // std::filesystem::path
-#include <fstream>      // std::ifstream
-#include <iterator>     // std::istreambuf_iterator
-#include <memory>       // std::shared_ptr
-#include <optional>     // std::optional
-#include <set>          // std::set
-#include <span>         // std::span
-#include <stdexcept>    // std::invalid_argument (from preferences::parse)
-#include <string>       // std::string
-#include <string_view>  // std::string_view
-#include <vector>       // std::vector
+#include <algorithm>     // std::find, std::find_if, std::min
+#include <array>         // std::array
+#include <cctype>        // std::tolower, std::isspace, std::iscntrl
+#include <charconv>      // std::to_chars (numbers in messages)
+#include <cmath>         // std::floor, std::abs
+#include <cstdint>       // std::uint64_t
+#include <cstdlib>       // std::getenv
+#include <filesystem>    // std::filesystem::path, is_directory
+#include <fstream>       // std::ifstream
+#include <initializer_list>  // std::initializer_list (known keys)
+#include <iterator>      // std::istreambuf_iterator
+#include <memory>        // std::shared_ptr
+#include <numeric>       // std::iota (edit distance)
+#include <optional>      // std::optional
+#include <span>          // std::span
+#include <stdexcept>     // std::invalid_argument (from preferences::parse, model_registry)
+#include <string>        // std::string
+#include <string_view>   // std::string_view
+#include <type_traits>   // std::is_integral_v
+#include <vector>        // std::vector
 
-#include <boost/json/parse.hpp>      // boost::json::parse
-#include <boost/json/serialize.hpp>  // boost::json::serialize (a model's card for the registry check)
-#include <boost/json/value.hpp>      // boost::json::value
+#include <boost/asio/ip/address.hpp>  // boost::asio::ip::make_address (listen.address is checked)
+#include <boost/json/parse.hpp>       // boost::json::parse
+#include <boost/json/serialize.hpp>   // boost::json::serialize (a model's card for the registry check)
+#include <boost/json/value.hpp>       // boost::json::value
 
-#include "llmgate/chat/detail/json_fields.hpp"  // fail, as_object, string_field...
 #include "llmgate/backend/price_table.hpp"         // price_table, model_price
+#include "llmgate/cache/configured_threshold.hpp"  // threshold_kind_named (the policy names)
+#include "llmgate/cache/eviction/configured.hpp"   // eviction_kind_named (the policy names)
 #include "llmgate/cache/semantic_cache.hpp"        // semantic_cache_options (the hnsw defaults)
 #include "llmgate/error.hpp"                       // llmgate::error, errc
 #include "llmgate/route/model_registry.hpp"        // model_registry (routing cards are checked by it)
 #include "llmgate/route/preferences.hpp"           // preferences::parse (router.preferences is checked)
 
 namespace llmgate::inline v0 {
+
+/// A mistake in a gateway config. what() is the message alone, "config:
+/// listen.port must be between 0 and 65535, not 70000": an llmgate::error
+/// would append its errc's text, which says nothing more here.
+class config_error : public error {
+ public:
+  explicit config_error(const std::string& message, errc code = errc::invalid_request)
+      : error(code, message), message_(message) {}
+  const char* what() const noexcept override { return message_.c_str(); }
+
+ private:
+  std::string message_;
+};
 
 /// The backend kinds the gateway builds without help (backend_registry.hpp).
 inline constexpr std::array<std::string_view, 4> builtin_backend_kinds = {"openai", "anthropic", "ollama", "demo"};
@@ -181,6 +230,7 @@ struct gateway_config {
   std::shared_ptr<const price_table> prices = std::make_shared<price_table>();  ///< by model name
   std::vector<tenant_config> tenants;
   std::string admin_key = {};  ///< "" : the admin views are off
+  std::string metrics_token = {};  ///< a bearer token /metrics accepts besides the admin key; "": none
 
   bool exact_cache = true;
   std::uint64_t exact_max_entries = 100'000;
@@ -197,29 +247,33 @@ struct gateway_config {
   std::optional<std::filesystem::path> snapshot_directory = {};
   bool log_requests = true;
 
-  /// Reads and validates the JSON form above. Throws llmgate::error
-  /// (errc::invalid_request) naming the field and what is wrong with it.
-  /// `kinds`: the backend kinds that exist (those registered in C++ too).
+  /// Reads the JSON form above and check()s it. Throws config_error
+  /// naming the field and what is wrong with it. `kinds`: the backend
+  /// kinds that exist (those registered in C++ too).
   static gateway_config from_json(const boost::json::value& value,
                                   std::span<const std::string_view> kinds = builtin_backend_kinds);
 
-  /// from_json of a file; the error also names the file.
+  /// from_json of a file; a file that cannot be read or is not JSON is
+  /// refused naming the file.
   static gateway_config load(const std::filesystem::path& path,
                              std::span<const std::string_view> kinds = builtin_backend_kinds) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw error(errc::io_failure, "config: cannot read '" + path.string() + "'");
+    if (!in) throw config_error("config: cannot read '" + path.string() + "'", errc::io_failure);
     const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     std::error_code ec;
     const boost::json::value value = boost::json::parse(text, ec);
-    if (ec) throw error(errc::invalid_request, "config: '" + path.string() + "' is not JSON: " + ec.message());
+    if (ec) throw config_error("config: '" + path.string() + "' is not JSON: " + ec.message());
     return from_json(value, kinds);
   }
 
-  /// What from_json checks across sections, for a config built in C++ as
-  /// well (the gateway calls it before it starts): every model has
-  /// backends that exist, names are unique, a router has models to route
-  /// over. Throws llmgate::error naming the field.
-  void check() const;
+  /// Every value against its range (the list atop this file) and the
+  /// sections against each other: every model has backends that exist,
+  /// names and keys are unique, a router has models to route over. The
+  /// one check of a config, whether read from JSON (from_json calls it,
+  /// so --check-config runs it) or built in C++ (the gateway calls it
+  /// before it starts). Throws config_error naming the field by its JSON
+  /// path. `kinds`: the backend kinds that exist.
+  void check(std::span<const std::string_view> kinds = builtin_backend_kinds) const;
 
   /// The model called `name`, or nullptr.
   const model_config* find_model(std::string_view name) const {
@@ -234,46 +288,183 @@ struct gateway_config {
 
 namespace detail {
 
-// The validation helpers config reading shares: each throws naming
-// "config: <where>.<key>".
-struct config_reader {
-  static constexpr auto code = errc::invalid_request;
+// "where.key", or "key" at the top level.
+inline std::string config_path(std::string_view where, std::string_view key) {
+  return where.empty() ? std::string(key) : std::string(where) + "." + std::string(key);
+}
 
-  static const boost::json::object& object_at(const boost::json::value& value, const std::string& where) {
-    return as_object(value, "config: " + where, code);
+// Every config mistake goes through here: "config: <path> <what>".
+[[noreturn]] inline void refuse(std::string_view path, std::string_view what) {
+  throw config_error("config: " + std::string(path) + " " + std::string(what));
+}
+
+// A number as a message shows it: integers in full, others as short as
+// they read back (0.9, not 0.90000000000000002).
+template <class Number>
+std::string number_text(Number value) {
+  if constexpr (std::is_integral_v<Number>) {
+    return std::to_string(value);
+  } else {
+    const double x = static_cast<double>(value);
+    if (x == std::floor(x) && std::abs(x) < 1e15) return std::to_string(static_cast<long long>(x));
+    char text[64];
+    const auto end = std::to_chars(text, text + sizeof text, x, std::chars_format::fixed).ptr;
+    return std::string(text, end);
   }
-  static const boost::json::object* object(const boost::json::object& o, std::string_view key,
-                                           const std::string& where) {
-    return object_field(o, key, "config: " + where, code);
+}
+
+// Refuses `value` outside [low, high] at `path`.
+template <class Number>
+void within(std::string_view path, Number value, Number low, Number high) {
+  if (!(value >= low && value <= high))
+    refuse(path, "must be between " + number_text(low) + " and " + number_text(high) + ", not " + number_text(value));
+}
+
+// Refuses a fraction outside (0, 1], or (0, 1) when 1 is not allowed.
+inline void fraction(std::string_view path, double value, bool one_allowed) {
+  if (!(value > 0 && (value < 1 || (one_allowed && value == 1))))
+    refuse(path, std::string("must be greater than 0 and ") + (one_allowed ? "at most 1" : "less than 1") + ", not " +
+                     number_text(value));
+}
+
+// The edits (insert, delete or change a character, swap two neighbours)
+// that turn `a` into `b`, case aside: how far a misspelt key is from a
+// known one.
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  const auto same = [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  };
+  std::vector<std::size_t> two_back(b.size() + 1), back(b.size() + 1), row(b.size() + 1);
+  std::iota(back.begin(), back.end(), std::size_t{0});
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      row[j] = std::min({back[j] + 1, row[j - 1] + 1, back[j - 1] + (same(a[i - 1], b[j - 1]) ? 0 : 1)});
+      if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]))
+        row[j] = std::min(row[j], two_back[j - 2] + 1);
+    }
+    two_back.swap(back);
+    back.swap(row);
   }
-  static const boost::json::array* array(const boost::json::object& o, std::string_view key, const std::string& where) {
-    return array_field(o, key, "config: " + where, code);
+  return back[b.size()];
+}
+
+// The known name nearest `name`, when it is near enough to be what was
+// meant: at most a third of the longer name's characters away (one at least).
+inline std::optional<std::string_view> nearest_name(std::string_view name, std::span<const std::string_view> known) {
+  std::optional<std::string_view> best;
+  std::size_t best_distance = 0;
+  for (const auto candidate : known) {
+    const auto d = edit_distance(name, candidate);
+    if (d > std::max<std::size_t>(1, std::max(name.size(), candidate.size()) / 3)) continue;
+    if (!best || d < best_distance) {
+      best = candidate;
+      best_distance = d;
+    }
   }
-  static std::string string(const boost::json::object& o, std::string_view key, const std::string& where,
+  return best;
+}
+
+// Refuses the first key of `section` that is not `known`: with the nearest
+// known key when one is near, else with the list. `whose` qualifies the
+// section in the message (" of a demo backend").
+inline void only_known_keys(const boost::json::object& section, std::string_view where,
+                            std::span<const std::string_view> known, std::string_view whose = "") {
+  for (const auto& field : section) {
+    const std::string_view key = field.key();
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const std::string what = "is not a known key" + std::string(whose);
+    if (const auto near = nearest_name(key, known)) refuse(config_path(where, key), what + "; did you mean " + std::string(*near) + "?");
+    std::string list;
+    for (const auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    refuse(config_path(where, key), what + " (known: " + list + ")");
+  }
+}
+inline void only_known_keys(const boost::json::object& section, std::string_view where,
+                            std::initializer_list<std::string_view> known, std::string_view whose = "") {
+  only_known_keys(section, where, std::span<const std::string_view>(known.begin(), known.size()), whose);
+}
+
+// http:// or https:// and a host.
+inline bool http_url(std::string_view url) {
+  for (const std::string_view scheme : {"http://", "https://"})
+    if (url.starts_with(scheme))
+      return url.size() > scheme.size() && url[scheme.size()] != '/' &&
+             std::none_of(url.begin(), url.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
+  return false;
+}
+inline void check_url(std::string_view path, std::string_view url) {
+  if (!http_url(url))
+    refuse(path, "must be an http:// or https:// URL with a host" + (url.empty() ? std::string() : ", not \"" + std::string(url) + "\""));
+}
+
+// The ranges of the fields narrower than their JSON reading: the reader
+// checks them before narrowing, check() for a config built in C++.
+inline constexpr unsigned max_threads = 1024;
+inline constexpr unsigned max_retries = 10;
+
+// Reading one section's fields by type; each refusal names "<where>.<key>".
+// Ranges are check()'s.
+struct config_reader {
+  static const boost::json::object& object_at(const boost::json::value& value, std::string_view path) {
+    if (const auto* object = value.if_object()) return *object;
+    refuse(path, "must be an object");
+  }
+  static const boost::json::object* object(const boost::json::object& o, std::string_view key, std::string_view where) {
+    const auto* field = o.if_contains(key);
+    if (!field || field->is_null()) return nullptr;
+    return &object_at(*field, config_path(where, key));
+  }
+  static const boost::json::array* array(const boost::json::object& o, std::string_view key, std::string_view where) {
+    const auto* field = o.if_contains(key);
+    if (!field || field->is_null()) return nullptr;
+    if (const auto* inner = field->if_array()) return inner;
+    refuse(config_path(where, key), "must be an array");
+  }
+  static std::string string(const boost::json::object& o, std::string_view key, std::string_view where,
                             std::string fallback = {}) {
-    const std::string text = string_field(o, key, "config: " + where, code);
-    return text.empty() ? fallback : text;
-  }
-  static std::uint64_t count(const boost::json::object& o, std::string_view key, const std::string& where,
-                             std::uint64_t fallback) {
-    return o.contains(key) ? count_field(o, key, "config: " + where, code) : fallback;
-  }
-  static bool flag(const boost::json::object& o, std::string_view key, const std::string& where, bool fallback) {
     const auto* field = o.if_contains(key);
     if (!field || field->is_null()) return fallback;
-    if (!field->is_bool()) fail(code, "config: " + where + "." + std::string(key), "must be true or false");
+    const auto* text = field->if_string();
+    if (!text) refuse(config_path(where, key), "must be a string");
+    return text->empty() ? fallback : std::string(*text);
+  }
+  // A non-negative integer (12.0 is taken too).
+  static std::uint64_t count(const boost::json::object& o, std::string_view key, std::string_view where,
+                             std::uint64_t fallback) {
+    const auto* field = o.if_contains(key);
+    if (!field || field->is_null()) return fallback;
+    if (const auto* u = field->if_uint64()) return *u;
+    if (const auto* i = field->if_int64(); i && *i >= 0) return static_cast<std::uint64_t>(*i);
+    if (const auto* d = field->if_double();
+        d && *d >= 0 && *d <= 9e15 && *d == static_cast<double>(static_cast<std::uint64_t>(*d)))
+      return static_cast<std::uint64_t>(*d);
+    refuse(config_path(where, key), "must be a non-negative integer");
+  }
+  // A count for a narrower type: its range is checked before it is narrowed.
+  template <class Narrow>
+  static Narrow narrow_count(const boost::json::object& o, std::string_view key, std::string_view where,
+                             Narrow fallback, Narrow low, Narrow high) {
+    const auto value = count(o, key, where, fallback);
+    within<std::uint64_t>(config_path(where, key), value, low, high);
+    return static_cast<Narrow>(value);
+  }
+  static bool flag(const boost::json::object& o, std::string_view key, std::string_view where, bool fallback) {
+    const auto* field = o.if_contains(key);
+    if (!field || field->is_null()) return fallback;
+    if (!field->is_bool()) refuse(config_path(where, key), "must be true or false");
     return field->get_bool();
   }
-  static double number(const boost::json::object& o, std::string_view key, const std::string& where, double fallback) {
+  static double number(const boost::json::object& o, std::string_view key, std::string_view where, double fallback) {
     const auto* field = o.if_contains(key);
     if (!field || field->is_null()) return fallback;
-    if (!field->is_number()) fail(code, "config: " + where + "." + std::string(key), "must be a number");
+    if (!field->is_number()) refuse(config_path(where, key), "must be a number");
     return field->to_number<double>();
   }
   // A string, or an array of strings (one string reads as a list of one).
-  static std::vector<std::string> strings(const boost::json::object& o, std::string_view key, const std::string& where) {
+  static std::vector<std::string> strings(const boost::json::object& o, std::string_view key, std::string_view where) {
     const auto* field = o.if_contains(key);
-    const std::string name = "config: " + where + "." + std::string(key);
+    const std::string path = config_path(where, key);
     std::vector<std::string> out;
     if (!field || field->is_null()) return out;
     if (const auto* one = field->if_string()) {
@@ -281,183 +472,284 @@ struct config_reader {
       return out;
     }
     const auto* many = field->if_array();
-    if (!many) fail(code, name, "must be a string or a list of strings");
+    if (!many) refuse(path, "must be a string or a list of strings");
     for (std::size_t i = 0; i < many->size(); ++i) {
-      if (!(*many)[i].is_string()) fail(code, name + "[" + std::to_string(i) + "]", "must be a string");
+      if (!(*many)[i].is_string()) refuse(path + "[" + std::to_string(i) + "]", "must be a string");
       out.emplace_back((*many)[i].get_string());
     }
     return out;
   }
-  // One of `allowed`, else an error listing them.
-  static std::string choice(const boost::json::object& o, std::string_view key, const std::string& where,
-                            std::string fallback, std::span<const std::string_view> allowed) {
-    std::string value = string(o, key, where, fallback);
-    if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
-      std::string list;
-      for (const auto a : allowed) list += (list.empty() ? "\"" : ", \"") + std::string(a) + "\"";
-      fail(code, "config: " + where + "." + std::string(key), "must be one of " + list + " (not \"" + value + "\")");
-    }
-    return value;
-  }
-  static bool http_url(std::string_view url) { return url.starts_with("http://") || url.starts_with("https://"); }
   // api_key, or the variable api_key_env names (which must be set).
-  static std::string secret(const boost::json::object& o, const std::string& where, bool literal_allowed) {
+  static std::string secret(const boost::json::object& o, std::string_view where, bool literal_allowed) {
     const std::string variable = string(o, "api_key_env", where);
     if (!variable.empty()) {
       const char* value = std::getenv(variable.c_str());
-      if (!value || !*value)
-        fail(code, "config: " + where + ".api_key_env", "names " + variable + ", which is not set");
+      if (!value || !*value) refuse(config_path(where, "api_key_env"), "names " + variable + ", which is not set");
       return value;
     }
     const std::string literal = string(o, "api_key", where);
-    if (!literal.empty() && !literal_allowed)
-      fail(code, "config: " + where + ".api_key", "is not allowed here; use api_key_env");
+    if (!literal.empty() && !literal_allowed) refuse(config_path(where, "api_key"), "is not allowed here; use api_key_env");
     return literal;
   }
-  // "eviction": {"policy"} and "ttl_seconds" of a cache section.
-  static eviction_config eviction(const boost::json::object& section, const std::string& where) {
-    static constexpr std::array<std::string_view, 3> policies = {"lru", "lfu", "cost_aware"};
+  // "eviction": {"policy", "ttl_seconds"} or "eviction": "lfu", and the
+  // section's "ttl_seconds" (which wins).
+  static eviction_config eviction(const boost::json::object& section, std::string_view where) {
     eviction_config e;
-    if (const auto* field = section.if_contains("eviction"); field && field->is_string()) {
-      boost::json::object spelled{{"policy", field->get_string()}};  // "eviction": "lfu" reads as {"policy": "lfu"}
-      e.policy = choice(spelled, "policy", where + ".eviction", e.policy, policies);
+    const std::string path = config_path(where, "eviction");
+    const auto* field = section.if_contains("eviction");
+    if (field && field->is_string()) {
+      e.policy = field->get_string();
+    } else if (field && !field->is_null() && !field->is_object()) {
+      refuse(path, "must be a policy's name or {\"policy\", \"ttl_seconds\"}");
     } else if (const auto* spelled_out = object(section, "eviction", where)) {
-      e.policy = choice(*spelled_out, "policy", where + ".eviction", e.policy, policies);
-      e.ttl_seconds = number(*spelled_out, "ttl_seconds", where + ".eviction", e.ttl_seconds);
+      only_known_keys(*spelled_out, path, {"policy", "ttl_seconds"});
+      e.policy = string(*spelled_out, "policy", path, e.policy);
+      e.ttl_seconds = number(*spelled_out, "ttl_seconds", path, e.ttl_seconds);
+      if (!section.contains("ttl_seconds")) check_ttl(config_path(path, "ttl_seconds"), e.ttl_seconds);
     }
     e.ttl_seconds = number(section, "ttl_seconds", where, e.ttl_seconds);
-    if (!(e.ttl_seconds >= 0) || e.ttl_seconds > 1e9)
-      fail(code, "config: " + where + ".ttl_seconds", "must be from 0 (no expiry) to 1e9");
     return e;
   }
+  static void check_ttl(std::string_view path, double ttl_seconds) { within(path, ttl_seconds, 0.0, 1e9); }
 };
 
+// The checks of an embedder, at the path it was read from (the older
+// top-level "embedder" too) and at semantic_cache.embedder by check().
+inline void check_embedder(const embedder_config& e, std::string_view where) {
+  if (e.kind != "hashing" && e.kind != "openai")
+    refuse(config_path(where, "kind"), "must be one of \"hashing\", \"openai\" (not \"" + e.kind + "\")");
+  within<std::uint64_t>(config_path(where, "dimension"), e.dimension, 1, 65536);
+  if (e.model.empty()) refuse(config_path(where, "model"), "must name the embedding model");
+  if (e.kind == "openai") check_url(config_path(where, "base_url"), e.base_url);
+}
+
+// An eviction policy's checks; `where` is the cache section.
+inline void check_eviction(const eviction_config& e, std::string_view where) {
+  if (!eviction_kind_named(e.policy))
+    refuse(config_path(where, "eviction.policy"), "must be one of \"lru\", \"lfu\", \"cost_aware\" (not \"" + e.policy + "\")");
+  config_reader::check_ttl(config_path(where, "ttl_seconds"), e.ttl_seconds);
+}
+
+// A model's "prices" or an entry of the top-level table: USD per million
+// tokens, input and output required, the cache's prices the input's when
+// not given.
+inline model_price read_price(const boost::json::value& value, std::string_view where) {
+  using read = config_reader;
+  const auto& fields = read::object_at(value, where);
+  only_known_keys(fields, where, {"input", "output", "cached_input", "cache_write"});
+  for (const std::string_view required : {"input", "output"})
+    if (!fields.contains(required)) refuse(config_path(where, required), "must be given (USD per million tokens)");
+  model_price price;
+  price.input = read::number(fields, "input", where, 0);
+  price.output = read::number(fields, "output", where, 0);
+  price.cached_input = read::number(fields, "cached_input", where, price.input);
+  price.cache_write = read::number(fields, "cache_write", where, price.input);
+  return price;
+}
+inline void check_price(const model_price& price, std::string_view where) {
+  within(config_path(where, "input"), price.input, 0.0, 1e6);
+  within(config_path(where, "output"), price.output, 0.0, 1e6);
+  within(config_path(where, "cached_input"), price.cached_input, 0.0, 1e6);
+  within(config_path(where, "cache_write"), price.cache_write, 0.0, 1e6);
+}
+
+// The fields of a model_registry card (route/model_registry.hpp) a
+// model's "routing" may hold; its name is the model's.
+inline constexpr std::array<std::string_view, 18> routing_keys = {
+    "accuracy", "task_accuracy", "task_samples", "domain_accuracy", "domain_samples", "latency_ms",
+    "input_cost_per_million", "output_cost_per_million", "helpfulness", "harmlessness", "honesty",
+    "steerability", "creativity", "uptime", "context_length", "task_types", "domains", "generalist"};
+
 // The checks of a model's routing fields: a one-card registry built from
-// them (model_registry names the field that is wrong).
+// them (model_registry names the field that is wrong, after its own
+// prefixes, which are left out).
 inline void check_routing(const model_config& model, const std::string& where) {
   if (model.routing.empty()) return;
   boost::json::object card = model.routing;
   card["name"] = model.name;
   try {
     (void)model_registry::from_json(boost::json::serialize(boost::json::object{{"models", boost::json::array{card}}}),
-                                    "config: " + where + ".routing");
+                                    "routing");
   } catch (const std::invalid_argument& e) {
-    fail(errc::invalid_request, "config: " + where + ".routing", std::string("is not a model card: ") + e.what());
+    const std::string_view text = e.what();
+    const auto cause = text.rfind(": ");
+    refuse(config_path(where, "routing") + ":", cause == std::string_view::npos ? text : text.substr(cause + 2));
   }
 }
 
 }  // namespace detail
 
-inline void gateway_config::check() const {
-  using detail::fail;
-  constexpr auto code = errc::invalid_request;
-  if (backends.empty()) fail(code, "config: backends", "must list at least one backend");
+inline void gateway_config::check(std::span<const std::string_view> kinds) const {
+  using detail::refuse;
+  using detail::within;
+  using count = std::uint64_t;
+  boost::system::error_code bad_address;
+  (void)boost::asio::ip::make_address(address, bad_address);
+  if (bad_address) refuse("listen.address", "must be an IPv4 or IPv6 address, not \"" + address + "\"");
+  within<unsigned>("listen.threads", threads, 1, detail::max_threads);
+  within<count>("limits.max_body_bytes", max_body_bytes, 1, count{1} << 30);
+  within<count>("limits.max_concurrent_requests", max_concurrent_requests, 1, 1'000'000);
+  within<count>("limits.max_queued_requests", max_queued_requests, 0, 1'000'000);
+  within<count>("limits.request_timeout_ms", request_timeout_ms, 1, 86'400'000);
+
+  if (backends.empty()) refuse("backends", "must list at least one backend");
   for (std::size_t i = 0; i < backends.size(); ++i) {
-    const std::string where = "config: backends[" + std::to_string(i) + "]";
-    if (backends[i].name.empty()) fail(code, where + ".name", "must be a non-empty string");
+    const auto& backend = backends[i];
+    const std::string where = "backends[" + std::to_string(i) + "]";
+    if (backend.name.empty()) refuse(where + ".name", "must be a non-empty string");
     for (std::size_t j = 0; j < i; ++j)
-      if (backends[j].name == backends[i].name) fail(code, where + ".name", "repeats \"" + backends[i].name + "\"");
+      if (backends[j].name == backend.name) refuse(where + ".name", "repeats \"" + backend.name + "\"");
+    if (std::find(kinds.begin(), kinds.end(), backend.kind) == kinds.end()) {
+      std::string list;
+      for (const auto k : kinds) list += (list.empty() ? "\"" : ", \"") + std::string(k) + "\"";
+      refuse(where + ".kind", "must be one of " + list + " (not \"" + backend.kind + "\")");
+    }
+    const bool builtin = std::find(builtin_backend_kinds.begin(), builtin_backend_kinds.end(), backend.kind) !=
+                         builtin_backend_kinds.end();
+    if (!builtin || backend.kind == "demo") continue;  // a registered kind checks its own fields
+    if (backend.kind == "openai" || !backend.base_url.empty()) detail::check_url(where + ".base_url", backend.base_url);
+    within<unsigned>(where + ".retries", backend.retries, 0, detail::max_retries);
+    if (const auto* tokens = backend.options.if_contains("max_tokens"); tokens && tokens->is_number())
+      within(where + ".max_tokens", tokens->to_number<double>(), 1.0, 1e6);
   }
-  if (models.empty()) fail(code, "config: models", "must list the models clients may ask for");
+
+  if (models.empty()) refuse("models", "must list the models clients may ask for");
   for (std::size_t i = 0; i < models.size(); ++i) {
     const auto& model = models[i];
-    const std::string where = "config: models[" + std::to_string(i) + "]";
-    if (model.name.empty()) fail(code, where + ".name", "must be a non-empty string");
+    const std::string where = "models[" + std::to_string(i) + "]";
+    if (model.name.empty()) refuse(where + ".name", "must be a non-empty string");
     for (std::size_t j = 0; j < i; ++j)
-      if (models[j].name == model.name) fail(code, where + ".name", "repeats \"" + model.name + "\"");
-    if (model.backends.empty()) fail(code, where + ".backend", "must name a backend (or a list of them) for \"" + model.name + "\"");
-    for (const auto& name : model.backends)
-      if (!find_backend(name))
-        fail(code, where + ".backend", "names \"" + name + "\", which is not in backends");
+      if (models[j].name == model.name) refuse(where + ".name", "repeats \"" + model.name + "\"");
+    if (model.backends.empty()) refuse(where + ".backend", "must name a backend (or a list of them) for \"" + model.name + "\"");
+    for (std::size_t b = 0; b < model.backends.size(); ++b) {
+      const auto& name = model.backends[b];
+      if (!find_backend(name)) refuse(where + ".backend", "names \"" + name + "\", which is not in backends");
+      if (std::find(model.backends.begin(), model.backends.begin() + static_cast<std::ptrdiff_t>(b), name) !=
+          model.backends.begin() + static_cast<std::ptrdiff_t>(b))
+        refuse(where + ".backend", "names \"" + name + "\" twice");
+    }
     if (model.name == embedder.model)
-      fail(code, where + ".name", "is the embedding model's name (semantic_cache.embedder.model)");
+      refuse(where + ".name", "is the embedding model's name (semantic_cache.embedder.model)");
+    detail::check_routing(model, where);
+    if (const auto* price = prices ? prices->find(model.name) : nullptr) detail::check_price(*price, where + ".prices");
   }
-  if (embedder.kind == "openai") {
-    const std::string where = "config: semantic_cache.embedder";
-    if (embedder.dimension == 0 || embedder.dimension > 65536) fail(code, where + ".dimension", "must be from 1 to 65536");
-    if (!detail::config_reader::http_url(embedder.base_url))
-      fail(code, where + ".base_url", "must be an http:// or https:// URL");
-    if (embedder.model.empty()) fail(code, where + ".model", "must name the upstream's embedding model");
-  } else if (embedder.kind != "hashing") {
-    fail(code, "config: semantic_cache.embedder.kind", "must be \"hashing\" or \"openai\" (not \"" + embedder.kind + "\")");
-  }
-  if (semantic_threshold_policy.min_feedback == 0)
-    fail(code, "config: semantic_cache.threshold.min_feedback", "must be at least 1");
+
   if (router) {
-    for (std::size_t i = 0; i < router->aliases.size(); ++i)
+    for (std::size_t i = 0; i < router->aliases.size(); ++i) {
+      const std::string where = "router.aliases[" + std::to_string(i) + "]";
+      if (router->aliases[i].empty()) refuse(where, "must be a non-empty string");
       if (find_model(router->aliases[i]))
-        fail(code, "config: router.aliases[" + std::to_string(i) + "]",
-             "is \"" + router->aliases[i] + "\", a model of its own; an alias must name no model");
+        refuse(where, "is \"" + router->aliases[i] + "\", a model of its own; an alias must name no model");
+    }
     const bool any_routing = std::any_of(models.begin(), models.end(), [](const auto& m) { return !m.routing.empty(); });
     if (!router->registry && !any_routing)
-      fail(code, "config: router", "has no models to route over: give models \"routing\" metrics or router.registry");
+      refuse("router", "has no models to route over: give models \"routing\" metrics or router.registry");
     try {
       (void)preferences::parse(router->preferences);
     } catch (const std::invalid_argument& e) {
-      fail(code, "config: router.preferences", std::string("cannot be read: ") + e.what());
+      refuse("router.preferences", std::string("cannot be read: ") + e.what());
     }
+  }
+
+  if (tenants.empty()) refuse("tenants", "must list at least one tenant with its key");
+  for (std::size_t i = 0; i < tenants.size(); ++i) {
+    const std::string where = "tenants[" + std::to_string(i) + "]";
+    const auto& tenant = tenants[i];
+    if (tenant.name.empty()) refuse(where + ".name", "must be a non-empty string");
+    if (tenant.api_key.empty()) refuse(where, "needs api_key_env or api_key");
+    if (!admin_key.empty() && tenant.api_key == admin_key) refuse(where, "has the admin key; give the admin a key of its own");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (tenants[j].name == tenant.name) refuse(where + ".name", "repeats \"" + tenant.name + "\"");
+      if (tenants[j].api_key == tenant.api_key) refuse(where, "has the key of tenant \"" + tenants[j].name + "\"");
+    }
+  }
+
+  within<count>("exact_cache.max_entries", exact_max_entries, 1, 1'000'000'000);
+  within<count>("exact_cache.max_bytes", exact_max_bytes, 1, count{1} << 40);
+  detail::check_eviction(exact_eviction, "exact_cache");
+  within<count>("semantic_cache.max_entries", semantic_max_entries, 1, 1'000'000'000);
+  const auto& threshold = semantic_threshold_policy;
+  if (!threshold_kind_named(threshold.policy))
+    refuse("semantic_cache.threshold.policy", "must be one of \"static\", \"adaptive\" (not \"" + threshold.policy + "\")");
+  detail::fraction("semantic_cache.threshold.value", threshold.value, true);
+  if (threshold.policy == "static") detail::fraction("semantic_cache.threshold", semantic_threshold, true);
+  detail::fraction("semantic_cache.threshold.error_bound", threshold.error_bound, false);
+  within<count>("semantic_cache.threshold.min_feedback", threshold.min_feedback, 1, 1'000'000);
+  detail::check_eviction(semantic_eviction, "semantic_cache");
+  within<std::size_t>("semantic_cache.hnsw.m", semantic_hnsw.m, 2, 128);
+  within<std::size_t>("semantic_cache.hnsw.ef_construction", semantic_hnsw.ef_construction, 1, 4096);
+  within<std::size_t>("semantic_cache.hnsw.ef_search", semantic_hnsw.ef_search, 1, 4096);
+  detail::check_embedder(embedder, "semantic_cache.embedder");
+
+  if (snapshot_directory) {
+    if (snapshot_directory->empty()) refuse("snapshot.directory", "must be a non-empty path");
+    std::error_code ec;
+    if (std::filesystem::exists(*snapshot_directory, ec) && !std::filesystem::is_directory(*snapshot_directory, ec))
+      refuse("snapshot.directory", "names \"" + snapshot_directory->string() + "\", which is not a directory");
   }
 }
 
 inline gateway_config gateway_config::from_json(const boost::json::value& value,
                                                 std::span<const std::string_view> kinds) {
   using read = detail::config_reader;
-  using detail::fail;
-  constexpr auto code = read::code;
+  using detail::only_known_keys;
+  using detail::refuse;
   gateway_config config;
   const auto& root = read::object_at(value, "the file");
-
-  static const std::set<std::string_view> sections = {"listen", "limits", "models", "backends", "router",
-      "fallback_order", "prices", "tenants", "admin", "exact_cache", "semantic_cache", "embedder", "snapshot", "log"};
-  for (const auto& field : root)
-    if (!sections.contains(field.key())) fail(code, "config: " + std::string(field.key()), "is not a known section");
+  only_known_keys(root, "", {"listen", "limits", "backends", "models", "router", "tenants", "admin", "metrics_token",
+                             "exact_cache", "semantic_cache", "snapshot", "log", "fallback_order", "prices", "embedder"});
 
   if (const auto* listen = read::object(root, "listen", "")) {
+    only_known_keys(*listen, "listen", {"address", "port", "threads"});
     config.address = read::string(*listen, "address", "listen", config.address);
-    const auto port = read::count(*listen, "port", "listen", config.port);
-    if (port > 65535) fail(code, "config: listen.port", "must be at most 65535");
-    config.port = static_cast<unsigned short>(port);
-    config.threads = static_cast<unsigned>(read::count(*listen, "threads", "listen", config.threads));
-    if (config.threads == 0) fail(code, "config: listen.threads", "must be at least 1");
+    config.port = read::narrow_count<unsigned short>(*listen, "port", "listen", config.port, 0, 65535);
+    config.threads = read::narrow_count<unsigned>(*listen, "threads", "listen", config.threads, 1, detail::max_threads);
   }
   if (const auto* limits = read::object(root, "limits", "")) {
+    only_known_keys(*limits, "limits",
+                    {"max_body_bytes", "max_concurrent_requests", "max_queued_requests", "request_timeout_ms"});
     config.max_body_bytes = read::count(*limits, "max_body_bytes", "limits", config.max_body_bytes);
     config.max_concurrent_requests =
         read::count(*limits, "max_concurrent_requests", "limits", config.max_concurrent_requests);
     config.max_queued_requests = read::count(*limits, "max_queued_requests", "limits", config.max_queued_requests);
     config.request_timeout_ms = read::count(*limits, "request_timeout_ms", "limits", config.request_timeout_ms);
-    if (config.max_concurrent_requests == 0) fail(code, "config: limits.max_concurrent_requests", "must be at least 1");
-    if (config.request_timeout_ms == 0) fail(code, "config: limits.request_timeout_ms", "must be at least 1");
   }
 
   const auto* models = read::array(root, "models", "");
-  if (!models || models->empty()) fail(code, "config: models", "must list the models clients may ask for");
+  if (!models || models->empty()) refuse("models", "must list the models clients may ask for");
 
   // backends: before the models are read, which name them.
   const auto* backends = read::array(root, "backends", "");
-  if (!backends || backends->empty()) fail(code, "config: backends", "must list at least one backend");
+  if (!backends || backends->empty()) refuse("backends", "must list at least one backend");
   for (std::size_t i = 0; i < backends->size(); ++i) {
     const std::string where = "backends[" + std::to_string(i) + "]";
     const auto& entry = read::object_at((*backends)[i], where);
     backend_config backend;
     backend.name = read::string(entry, "name", where);
-    if (backend.name.empty()) fail(code, "config: " + where + ".name", "must be a non-empty string");
-    backend.kind = read::choice(entry, "kind", where, backend.kind, kinds);
-    backend.base_url = read::string(entry, "base_url", where);
-    const bool builtin = std::find(builtin_backend_kinds.begin(), builtin_backend_kinds.end(), backend.kind) !=
-                         builtin_backend_kinds.end();
-    if (builtin && backend.kind != "demo" && (backend.kind == "openai" || !backend.base_url.empty()) &&
-        !read::http_url(backend.base_url))
-      fail(code, "config: " + where + ".base_url", "must be an http:// or https:// URL");
-    backend.api_key = read::secret(entry, where, false);
-    backend.model = read::string(entry, "model", where);
-    backend.retries = static_cast<unsigned>(read::count(entry, "retries", where, backend.retries));
-    if (backend.kind == "anthropic") {
+    if (backend.name.empty()) refuse(where + ".name", "must be a non-empty string");
+    backend.kind = read::string(entry, "kind", where, backend.kind);
+    if (std::find(kinds.begin(), kinds.end(), backend.kind) == kinds.end()) {
+      std::string list;
+      for (const auto k : kinds) list += (list.empty() ? "\"" : ", \"") + std::string(k) + "\"";
+      refuse(where + ".kind", "must be one of " + list + " (not \"" + backend.kind + "\")");
+    }
+    if (backend.kind == "demo") {
+      only_known_keys(entry, where, {"name", "kind"}, " of a demo backend");
+    } else if (backend.kind == "anthropic") {
+      only_known_keys(entry, where, {"name", "kind", "base_url", "api_key_env", "api_key", "model", "retries",
+                                     "version", "max_tokens"});
       (void)read::string(entry, "version", where);
       (void)read::count(entry, "max_tokens", where, 0);
-    }
+    } else if (backend.kind == "openai" || backend.kind == "ollama") {
+      only_known_keys(entry, where, {"name", "kind", "base_url", "api_key_env", "api_key", "model", "retries"},
+                      " of an " + backend.kind + " backend");
+    }  // a kind registered in C++ reads its own keys from `options`
+    backend.base_url = read::string(entry, "base_url", where);
+    backend.api_key = read::secret(entry, where, false);
+    backend.model = read::string(entry, "model", where);
+    backend.retries = read::narrow_count<unsigned>(entry, "retries", where, backend.retries, 0, detail::max_retries);
     for (const auto& other : config.backends)
-      if (other.name == backend.name) fail(code, "config: " + where + ".name", "repeats \"" + backend.name + "\"");
+      if (other.name == backend.name) refuse(where + ".name", "repeats \"" + backend.name + "\"");
     backend.options = entry;
     config.backends.push_back(std::move(backend));
   }
@@ -468,17 +760,23 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   if (const auto* order = read::array(root, "fallback_order", "")) {
     every_backend.clear();
     for (std::size_t i = 0; i < order->size(); ++i) {
-      const std::string where = "config: fallback_order[" + std::to_string(i) + "]";
-      if (!(*order)[i].is_string()) fail(code, where, "must be a backend's name");
+      const std::string where = "fallback_order[" + std::to_string(i) + "]";
+      if (!(*order)[i].is_string()) refuse(where, "must be a backend's name");
       const std::string name((*order)[i].get_string());
-      if (!config.find_backend(name)) fail(code, where, "names \"" + name + "\", which is not in backends");
+      if (!config.find_backend(name)) refuse(where, "names \"" + name + "\", which is not in backends");
       every_backend.push_back(name);
     }
-    if (every_backend.empty()) fail(code, "config: fallback_order", "must name at least one backend");
+    if (every_backend.empty()) refuse("fallback_order", "must name at least one backend");
   }
 
   auto prices = std::make_shared<price_table>();
-  if (const auto* table = root.if_contains("prices")) *prices = price_table::from_json(*table);
+  if (const auto* table = read::object(root, "prices", ""))
+    for (const auto& [model, price] : *table) {
+      const std::string where = detail::config_path("prices", model);
+      const auto one = detail::read_price(price, where);
+      detail::check_price(one, where);
+      prices->set(std::string(model), one);
+    }
 
   for (std::size_t i = 0; i < models->size(); ++i) {
     const std::string where = "models[" + std::to_string(i) + "]";
@@ -487,24 +785,28 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
       model.name = std::string(*name);
       model.backends = every_backend;
     } else if (const auto* entry = (*models)[i].if_object()) {
+      only_known_keys(*entry, where, {"name", "backend", "upstream_model", "prices", "routing"});
       model.name = read::string(*entry, "name", where);
-      if (model.name.empty()) fail(code, "config: " + where + ".name", "must be a non-empty string");
+      if (model.name.empty()) refuse(where + ".name", "must be a non-empty string");
       model.backends = read::strings(*entry, "backend", where);
       if (model.backends.empty())
-        fail(code, "config: " + where + ".backend", "must name a backend (or a list of them) for \"" + model.name + "\"");
+        refuse(where + ".backend", "must name a backend (or a list of them) for \"" + model.name + "\"");
       model.upstream_model = read::string(*entry, "upstream_model", where);
       if (const auto* price = entry->if_contains("prices"); price && !price->is_null()) {
-        const auto one = price_table::from_json(boost::json::object{{model.name, *price}});
-        prices->set(model.name, *one.find(model.name));
+        const auto one = detail::read_price(*price, where + ".prices");
+        detail::check_price(one, where + ".prices");
+        prices->set(model.name, one);
       }
-      if (const auto* routing = read::object(*entry, "routing", where)) model.routing = *routing;
+      if (const auto* routing = read::object(*entry, "routing", where)) {
+        only_known_keys(*routing, where + ".routing", detail::routing_keys);
+        model.routing = *routing;
+      }
       if (const auto* price = prices->find(model.name); price && !model.routing.empty()) {
         if (!model.routing.contains("input_cost_per_million")) model.routing["input_cost_per_million"] = price->input;
         if (!model.routing.contains("output_cost_per_million")) model.routing["output_cost_per_million"] = price->output;
       }
-      detail::check_routing(model, where);
     } else {
-      fail(code, "config: " + where, "must be a model's name or an object {\"name\", \"backend\", ...}");
+      refuse(where, "must be a model's name or an object {\"name\", \"backend\", ...}");
     }
     config.models.push_back(std::move(model));
   }
@@ -515,6 +817,7 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   config.prices = std::move(prices);
 
   if (const auto* router = read::object(root, "router", "")) {
+    only_known_keys(*router, "router", {"aliases", "preferences", "registry", "examples"});
     router_config r;
     if (router->contains("aliases")) r.aliases = read::strings(*router, "aliases", "router");
     if (std::find(r.aliases.begin(), r.aliases.end(), "auto") == r.aliases.end()) r.aliases.insert(r.aliases.begin(), "auto");
@@ -525,23 +828,21 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   }
 
   const auto* tenants = read::array(root, "tenants", "");
-  if (!tenants || tenants->empty()) fail(code, "config: tenants", "must list at least one tenant with its key");
+  if (!tenants || tenants->empty()) refuse("tenants", "must list at least one tenant with its key");
   for (std::size_t i = 0; i < tenants->size(); ++i) {
     const std::string where = "tenants[" + std::to_string(i) + "]";
     const auto& entry = read::object_at((*tenants)[i], where);
-    tenant_config tenant{read::string(entry, "name", where), read::secret(entry, where, true)};
-    if (tenant.name.empty()) fail(code, "config: " + where + ".name", "must be a non-empty string");
-    if (tenant.api_key.empty()) fail(code, "config: " + where, "needs api_key_env or api_key");
-    for (const auto& other : config.tenants) {
-      if (other.name == tenant.name) fail(code, "config: " + where + ".name", "repeats \"" + tenant.name + "\"");
-      if (other.api_key == tenant.api_key)
-        fail(code, "config: " + where, "has the key of tenant \"" + other.name + "\"");
-    }
-    config.tenants.push_back(std::move(tenant));
+    only_known_keys(entry, where, {"name", "api_key_env", "api_key"});
+    config.tenants.push_back({read::string(entry, "name", where), read::secret(entry, where, true)});
   }
-  if (const auto* admin = read::object(root, "admin", "")) config.admin_key = read::secret(*admin, "admin", true);
+  if (const auto* admin = read::object(root, "admin", "")) {
+    only_known_keys(*admin, "admin", {"api_key_env", "api_key"});
+    config.admin_key = read::secret(*admin, "admin", true);
+  }
+  config.metrics_token = read::string(root, "metrics_token", "");
 
   if (const auto* exact = read::object(root, "exact_cache", "")) {
+    only_known_keys(*exact, "exact_cache", {"enabled", "max_entries", "max_bytes", "eviction", "ttl_seconds"});
     config.exact_cache = read::flag(*exact, "enabled", "exact_cache", config.exact_cache);
     config.exact_max_entries = read::count(*exact, "max_entries", "exact_cache", config.exact_max_entries);
     config.exact_max_bytes = read::count(*exact, "max_bytes", "exact_cache", config.exact_max_bytes);
@@ -550,85 +851,86 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
 
   // The embedder: semantic_cache.embedder, or the older top-level "embedder".
   const auto read_embedder = [&](const boost::json::object& e, const std::string& where) {
-    static constexpr std::array<std::string_view, 2> embedder_kinds = {"hashing", "openai"};
     auto& embedder = config.embedder;
-    embedder.kind = read::choice(e, "kind", where, embedder.kind, embedder_kinds);
+    embedder.kind = read::string(e, "kind", where, embedder.kind);
+    if (embedder.kind == "openai")
+      only_known_keys(e, where, {"kind", "base_url", "model", "dimension", "api_key_env", "api_key"},
+                      " of an openai embedder");
+    else
+      only_known_keys(e, where, {"kind", "model", "dimension"}, " of a hashing embedder");
     embedder.dimension = read::count(e, "dimension", where, embedder.dimension);
-    if (embedder.dimension == 0 || embedder.dimension > 65536)
-      fail(code, "config: " + where + ".dimension", "must be from 1 to 65536");
     embedder.model = read::string(e, "model", where, embedder.model);
     if (embedder.kind == "openai") {
       embedder.base_url = read::string(e, "base_url", where);
-      if (!read::http_url(embedder.base_url))
-        fail(code, "config: " + where + ".base_url", "must be an http:// or https:// URL");
       embedder.api_key = read::secret(e, where, false);
-      if (!e.contains("model")) fail(code, "config: " + where + ".model", "must name the upstream's embedding model");
-      if (!e.contains("dimension"))
-        fail(code, "config: " + where + ".dimension", "must give the embedding model's vector length");
+      if (!e.contains("model")) refuse(where + ".model", "must name the upstream's embedding model");
+      if (!e.contains("dimension")) refuse(where + ".dimension", "must give the embedding model's vector length");
     }
+    detail::check_embedder(embedder, where);
   };
-  if (const auto* embedder = read::object(root, "embedder", "")) read_embedder(*embedder, "embedder");
+  const auto* semantic = read::object(root, "semantic_cache", "");
+  if (const auto* embedder = read::object(root, "embedder", "")) {
+    if (semantic && semantic->contains("embedder"))
+      refuse("embedder", "is the older place of semantic_cache.embedder; give one of them");
+    read_embedder(*embedder, "embedder");
+  }
 
-  if (const auto* semantic = read::object(root, "semantic_cache", "")) {
+  if (semantic) {
     const std::string where = "semantic_cache";
+    only_known_keys(*semantic, where, {"enabled", "max_entries", "capacity", "threshold", "eviction", "ttl_seconds",
+                                       "embedder", "hnsw"});
     config.semantic_cache = read::flag(*semantic, "enabled", where, config.semantic_cache);
+    if (semantic->contains("max_entries") && semantic->contains("capacity"))
+      refuse("semantic_cache.capacity", "is another name for max_entries; give one of them");
     config.semantic_max_entries = read::count(*semantic, "max_entries", where, config.semantic_max_entries);
     config.semantic_max_entries = read::count(*semantic, "capacity", where, config.semantic_max_entries);
-    if (config.semantic_max_entries == 0) fail(code, "config: semantic_cache.max_entries", "must be at least 1");
+    if (semantic->contains("capacity"))
+      detail::within<std::uint64_t>("semantic_cache.capacity", config.semantic_max_entries, 1, 1'000'000'000);
     auto& threshold = config.semantic_threshold_policy;
-    const auto in_range = [&](double value, const std::string& field) {
-      if (!(value > 0 && value <= 1)) fail(code, "config: " + field, "must be in (0, 1]");
-      return value;
-    };
-    if (const auto* field = semantic->if_contains("threshold"); field && field->is_number()) {
-      threshold.value = in_range(field->to_number<double>(), where + ".threshold");
+    const auto* field = semantic->if_contains("threshold");
+    if (field && !field->is_null() && !field->is_number() && !field->is_object())
+      refuse("semantic_cache.threshold", "must be a number or {\"policy\", \"value\", \"error_bound\", \"min_feedback\"}");
+    if (field && field->is_number()) {
+      threshold.value = field->to_number<double>();
       threshold.value_given = true;
+      detail::fraction("semantic_cache.threshold", threshold.value, true);
     } else if (const auto* spelled = read::object(*semantic, "threshold", where)) {
-      static constexpr std::array<std::string_view, 2> policies = {"static", "adaptive"};
-      threshold.policy = read::choice(*spelled, "policy", where + ".threshold", threshold.policy, policies);
+      const std::string path = where + ".threshold";
+      only_known_keys(*spelled, path, {"policy", "value", "error_bound", "min_feedback"});
+      threshold.policy = read::string(*spelled, "policy", path, threshold.policy);
       if (spelled->contains("value")) {
-        threshold.value = in_range(read::number(*spelled, "value", where + ".threshold", threshold.value),
-                                   where + ".threshold.value");
+        threshold.value = read::number(*spelled, "value", path, threshold.value);
         threshold.value_given = true;
+        detail::fraction(path + ".value", threshold.value, true);
       }
-      threshold.error_bound = read::number(*spelled, "error_bound", where + ".threshold", threshold.error_bound);
-      if (!(threshold.error_bound > 0 && threshold.error_bound < 1))
-        fail(code, "config: semantic_cache.threshold.error_bound", "must be in (0, 1)");
-      if (threshold.policy == "static" && spelled->contains("error_bound"))
-        fail(code, "config: semantic_cache.threshold.error_bound", "is for the adaptive policy only");
-      threshold.min_feedback = read::count(*spelled, "min_feedback", where + ".threshold", threshold.min_feedback);
-      if (threshold.min_feedback == 0 || threshold.min_feedback > 1'000'000)
-        fail(code, "config: semantic_cache.threshold.min_feedback", "must be from 1 to 1000000");
-      if (threshold.policy == "static" && spelled->contains("min_feedback"))
-        fail(code, "config: semantic_cache.threshold.min_feedback", "is for the adaptive policy only");
-    } else if (field && !field->is_null()) {
-      fail(code, "config: semantic_cache.threshold",
-           "must be a number or {\"policy\", \"value\", \"error_bound\", \"min_feedback\"}");
+      threshold.error_bound = read::number(*spelled, "error_bound", path, threshold.error_bound);
+      threshold.min_feedback = read::count(*spelled, "min_feedback", path, threshold.min_feedback);
+      for (const std::string_view adaptive_only : {"error_bound", "min_feedback"})
+        if (threshold.policy == "static" && spelled->contains(adaptive_only))
+          refuse(detail::config_path(path, adaptive_only), "is for the adaptive policy only");
     }
     config.semantic_threshold = threshold.value;
     config.semantic_eviction = read::eviction(*semantic, where);
     if (const auto* hnsw = read::object(*semantic, "hnsw", where)) {
+      only_known_keys(*hnsw, where + ".hnsw", {"m", "ef_construction", "ef_search"});
       auto& parameters = config.semantic_hnsw;
-      const auto bounded = [&](std::string_view key, std::size_t value, std::size_t low, std::size_t high) {
-        const std::size_t read = read::count(*hnsw, key, "semantic_cache.hnsw", value);
-        if (read < low || read > high)
-          fail(code, "config: semantic_cache.hnsw." + std::string(key),
-               "must be from " + std::to_string(low) + " to " + std::to_string(high));
-        return read;
-      };
-      parameters.m = bounded("m", parameters.m, 2, 128);
-      parameters.ef_construction = bounded("ef_construction", parameters.ef_construction, 1, 4096);
-      parameters.ef_search = bounded("ef_search", parameters.ef_search, 1, 4096);
+      parameters.m = read::count(*hnsw, "m", where + ".hnsw", parameters.m);
+      parameters.ef_construction = read::count(*hnsw, "ef_construction", where + ".hnsw", parameters.ef_construction);
+      parameters.ef_search = read::count(*hnsw, "ef_search", where + ".hnsw", parameters.ef_search);
     }
     if (const auto* embedder = read::object(*semantic, "embedder", where)) read_embedder(*embedder, where + ".embedder");
   }
   if (const auto* snapshot = read::object(root, "snapshot", "")) {
+    only_known_keys(*snapshot, "snapshot", {"directory"});
     const std::string directory = read::string(*snapshot, "directory", "snapshot");
-    if (directory.empty()) fail(code, "config: snapshot.directory", "must be a non-empty path");
+    if (directory.empty()) refuse("snapshot.directory", "must be a non-empty path");
     config.snapshot_directory = directory;
   }
-  if (const auto* log = read::object(root, "log", "")) config.log_requests = read::flag(*log, "requests", "log", true);
-  config.check();
+  if (const auto* log = read::object(root, "log", "")) {
+    only_known_keys(*log, "log", {"requests"});
+    config.log_requests = read::flag(*log, "requests", "log", true);
+  }
+  config.check(kinds);
   return config;
 }
 

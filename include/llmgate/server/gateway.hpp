@@ -263,11 +263,7 @@ class basic_gateway {
   }
 
   static gateway_config checked(gateway_config config, const backend_registry& registry) {
-    config.check();
-    for (std::size_t i = 0; i < config.backends.size(); ++i)
-      if (!registry.contains(config.backends[i].kind))
-        throw error(errc::invalid_request, "config: backends[" + std::to_string(i) + "].kind \"" +
-                                               config.backends[i].kind + "\" is not a backend kind this gateway knows");
+    config.check(registry.kinds());  // what --check-config runs, with this gateway's kinds
     return config;
   }
 

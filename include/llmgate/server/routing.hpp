@@ -8,7 +8,7 @@
 #include <cstdio>       // std::snprintf
 #include <fstream>      // std::ifstream
 #include <memory>       // std::unique_ptr
-#include <stdexcept>    // std::invalid_argument
+#include <exception>    // std::exception (what a registry file that cannot be used throws)
 #include <string>       // std::string
 #include <utility>      // std::move
 #include <vector>       // std::vector
@@ -17,27 +17,26 @@
 #include <boost/json/parse.hpp>      // boost::json::parse
 #include <boost/json/serialize.hpp>  // boost::json::serialize
 
-#include "llmgate/error.hpp"                  // llmgate::error
 #include "llmgate/route/local_analyser.hpp"   // local_analyser, labelled_example
 #include "llmgate/route/model_registry.hpp"   // model_registry
 #include "llmgate/route/preferences.hpp"      // preferences
 #include "llmgate/route/router.hpp"           // router, routing_decision
-#include "llmgate/server/config.hpp"          // gateway_config
+#include "llmgate/server/config.hpp"          // gateway_config, config_error
 
 namespace llmgate::inline v0 {
 
 using gateway_router = router;
 
 /// The router the config describes, or nullptr when it has no "router".
-/// Throws llmgate::error naming the field (a registry file that cannot be
+/// `config` has passed gateway_config::check (its preferences and routing
+/// cards were read there); what only the files can tell is checked here.
+/// Throws config_error naming the field (a registry file that cannot be
 /// read or names a model the config lacks, an examples file with a bad
-/// line).
+/// line). The gateway calls it when it starts, and so does --check-config.
 inline std::unique_ptr<gateway_router> make_gateway_router(const gateway_config& config) {
   if (!config.router) return nullptr;
   const auto& settings = *config.router;
-  const auto refuse = [](const std::string& field, const std::string& what) -> void {
-    throw error(errc::invalid_request, "config: " + field + " " + what);
-  };
+  const auto refuse = [](const std::string& field, const std::string& what) -> void { detail::refuse(field, what); };
 
   model_registry registry;
   try {
@@ -91,13 +90,8 @@ inline std::unique_ptr<gateway_router> make_gateway_router(const gateway_config&
     analyser.learn(examples);
   }
 
-  preferences defaults;
-  try {
-    defaults = preferences::parse(settings.preferences);
-  } catch (const std::invalid_argument& e) {
-    refuse("router.preferences", std::string("cannot be read: ") + e.what());
-  }
-  return std::make_unique<gateway_router>(std::move(registry), std::move(analyser), std::move(defaults));
+  return std::make_unique<gateway_router>(std::move(registry), std::move(analyser),
+                                          preferences::parse(settings.preferences));
 }
 
 /// A decision in a few words, for the x-llmgate-route header: the task as

@@ -189,8 +189,7 @@ BOOST_AUTO_TEST_CASE(standard_fields_of_a_wrong_type_or_value_are_refused_naming
   for (const std::string fields :
        {R"("max_tokens":null,"temperature":null,"top_p":null,"n":null,"stream":null,"stream_options":null,"stop":null,"seed":null)",
         R"("max_tokens":12.0,"max_completion_tokens":1,"temperature":0,"top_p":0.5,"n":1,"stream":true,)"
-        R"("stream_options":{"include_usage":true},"stop":"
-","seed":-1)",
+        R"("stream_options":{"include_usage":true},"stop":"END","seed":-1)",
         R"("stop":["a","b","c","d"],"temperature":2,"top_p":1,"max_tokens":18446744073709551615)"}) {
     BOOST_TEST_CONTEXT(fields) {
       const chat_request request = parse_chat_request(std::string_view(R"({"model":"m",)" + hi + "," + fields + "}"));

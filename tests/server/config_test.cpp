@@ -263,7 +263,7 @@ BOOST_AUTO_TEST_CASE(unknown_keys_are_refused_with_the_nearest_known_one) {
   refused_with(with("backends", R"([{"name": "a", "kind": "anthropic", "verison": "2023-06-01"}])"),
                "config: backends[0].verison is not a known key; did you mean version?");
   refused_with(with("models", R"([{"name": "m", "backend": "primary", "upstream": "m-1"}])"),
-               "config: models[0].upstream is not a known key (known: name, backend, upstream_model, prices, routing)");
+               "config: models[0].upstream is not a known key (known: name, backend, mode, upstream_model, prices, routing)");
   refused_with(with("models", R"([{"name": "m", "backend": "primary", "routing": {"acuracy": 0.5}}])"),
                "config: models[0].routing.acuracy is not a known key; did you mean accuracy?");
   refused_with(with("models", R"([{"name": "m", "backend": "primary", "prices": {"input": 1, "ouput": 2}}])"),
@@ -339,6 +339,11 @@ BOOST_AUTO_TEST_CASE(values_out_of_range_are_refused_by_their_path) {
                                                         "dimension": 70000}})"),
                "config: semantic_cache.embedder.dimension must be between 1 and 65536, not 70000");
   refused_with(with("embedder", R"({"dimension": 0})"), "config: embedder.dimension must be between 1 and 65536, not 0");
+  refused_with(with("models", R"([{"name": "m", "backend": "primary", "mode": "vision"}])"),
+               R"(config: models[0].mode must be "chat" or "embedding", not "vision")");
+  refused_with(with("models", R"([{"name": "e", "backend": "primary", "mode": "embedding", "routing": {"accuracy": 0.5}}])"),
+               R"(config: models[0].routing is for chat models; "e" is an embedding model)");
+  BOOST_TEST(refusal(with("models", R"([{"name": "e", "backend": "primary", "mode": "embedding"}])")) == "");
   refused_with(with("tenants", R"([{"name": "a", "api_key": "k"}])").insert(1, R"("admin": {"api_key": "k"}, )"),
                "config: tenants[0] has the admin key; give the admin a key of its own");
   refused_with(with("models", R"([{"name": "m", "backend": ["primary", "primary"]}])"),

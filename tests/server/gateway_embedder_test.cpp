@@ -4,12 +4,15 @@
 // to start when the embedder does not answer; its snapshot keeps the
 // vectors; and the adaptive threshold rises after wrong-hit feedback
 // posted to /v1/feedback.
+#include <bit>         // std::bit_cast
 #include <cmath>       // std::sqrt
+#include <cstdint>     // std::uint32_t
 #include <filesystem>  // std::filesystem
 #include <map>         // std::map
 #include <random>      // std::random_device
 #include <string>      // std::string
 
+#include <boost/beast/core/detail/base64.hpp>  // decoding the base64 answer
 #include <boost/test/unit_test.hpp>
 
 #include "../backend/bag_of_words_embeddings.hpp"
@@ -125,6 +128,58 @@ BOOST_AUTO_TEST_CASE(v1_embeddings_serves_the_configured_model_through_the_same_
   }
   BOOST_TEST(server.upstream.requests("/v1/embeddings") == before + 1);  // both inputs in one batch
   BOOST_TEST(post(g.port(), "/v1/embeddings", R"({"model": "other", "input": "x"})", "key-acme").status == 404u);
+}
+
+// A model of mode "embedding" is served by its backends beside the
+// built-in embedder, listed in /v1/models, and answered in both of
+// OpenAI's encodings under the name the client asked for.
+BOOST_AUTO_TEST_CASE(embedding_models_of_the_backends_are_served_in_both_encodings) {
+  model_server server;
+  auto config = embedder_config_for(server.upstream.url("/v1"));
+  config.embedder = {};  // the built-in hashing embedder for the cache
+  config.models.push_back({.name = "words", .backends = {"up"}, .mode = model_mode::embedding, .upstream_model = "bow"});
+  gateway g(std::move(config), nullptr);
+  g.start();
+
+  const auto models = get(g.port(), "/v1/models", "key-acme").json();
+  std::vector<std::string> ids;
+  for (const auto& model : models.at("data").as_array()) ids.emplace_back(model.at("id").as_string());
+  BOOST_TEST(ids == (std::vector<std::string>{"m", "words", "llmgate-hashing"}), boost::test_tools::per_element());
+
+  const auto floats = post(g.port(), "/v1/embeddings", R"({"model": "words", "input": ["red apple", "red"]})", "key-acme");
+  BOOST_TEST_REQUIRE(floats.status == 200u, floats.body);
+  BOOST_TEST(floats.json().at("model").as_string() == "words");
+  BOOST_TEST(server.upstream.received().back().json().at("model").as_string() == "bow");
+  const auto floats_body = floats.json();
+  const auto& first = floats_body.at("data").at(0).at("embedding").as_array();
+  BOOST_TEST_REQUIRE(first.size() == dimension);
+
+  const auto packed = post(g.port(), "/v1/embeddings",
+                           R"({"model": "words", "input": ["red apple", "red"], "encoding_format": "base64"})", "key-acme");
+  BOOST_TEST_REQUIRE(packed.status == 200u, packed.body);
+  const std::string text(packed.json().at("data").at(0).at("embedding").as_string());
+  BOOST_TEST(text.size() == 4 * ((4 * dimension + 2) / 3));  // base64 of 256 float32
+  std::string bytes(boost::beast::detail::base64::decoded_size(text.size()), '\0');
+  bytes.resize(boost::beast::detail::base64::decode(bytes.data(), text.data(), text.size()).first);
+  BOOST_TEST_REQUIRE(bytes.size() == 4 * dimension);
+  for (std::size_t i = 0; i < dimension; ++i) {
+    std::uint32_t bits = 0;
+    for (std::size_t b = 0; b < 4; ++b) bits |= std::uint32_t(static_cast<unsigned char>(bytes[4 * i + b])) << (8 * b);
+    BOOST_TEST(std::bit_cast<float>(bits) == static_cast<float>(first[i].to_number<double>()));
+  }
+
+  const auto hashing = post(g.port(), "/v1/embeddings",
+                            R"({"model": "llmgate-hashing", "input": "red", "encoding_format": "base64"})", "key-acme");
+  BOOST_TEST(hashing.json().at("data").at(0).at("embedding").as_string().size() == 4 * ((4 * 384 + 2) / 3));
+  const auto code = [&](std::string_view path, std::string body) {
+    const auto reply = post(g.port(), path, std::move(body), "key-acme");
+    return std::to_string(reply.status) + " " + std::string(reply.json().at("error").at("code").as_string());
+  };
+  BOOST_TEST(code("/v1/embeddings", R"({"model": "m", "input": "x"})") == "400 model_not_supported");
+  BOOST_TEST(code("/v1/embeddings", R"({"model": "nope", "input": "x"})") == "404 model_not_found");
+  BOOST_TEST(code("/v1/embeddings", R"({"model": "words", "input": "x", "encoding_format": "hex"})") ==
+             "400 invalid_request");
+  BOOST_TEST(code("/v1/chat/completions", chat_body("hi", false, "words")) == "400 model_not_supported");
 }
 
 BOOST_AUTO_TEST_CASE(an_embedder_that_does_not_answer_keeps_the_gateway_from_starting) {

@@ -240,7 +240,7 @@ inline chat_request parse_chat_request(std::string_view body) {
   boost::json::monotonic_resource arena(buffer, sizeof buffer);
   boost::system::error_code ec;
   const boost::json::value value = boost::json::parse(body, ec, &arena);
-  if (ec) throw request_error("", "We could not parse the JSON body of your request: " + ec.message() + ".");
+  if (ec) throw request_error("", "We could not parse the JSON body of your request: " + ec.message() + ".", "invalid_json");
   return parse_chat_request(value);
 }
 

@@ -14,17 +14,23 @@ namespace llmgate::inline v0 {
 class request_error : public error {
  public:
   /// `param`: the field as OpenAI names it ("max_tokens", "messages[1].role");
-  /// `message`: the whole sentence a client sees.
-  request_error(std::string param, std::string message)
-      : error(errc::invalid_request, message), param_(std::move(param)), message_(std::move(message)) {}
+  /// `message`: the whole sentence a client sees; `openai_code`: the error
+  /// object's "code" ("invalid_json" for a body that is not JSON).
+  request_error(std::string param, std::string message, std::string openai_code = "invalid_request")
+      : error(errc::invalid_request, message),
+        param_(std::move(param)),
+        message_(std::move(message)),
+        openai_code_(std::move(openai_code)) {}
 
   const std::string& param() const noexcept { return param_; }
+  const std::string& openai_code() const noexcept { return openai_code_; }
   /// The message alone, without the error code's description after it.
   const char* what() const noexcept override { return message_.c_str(); }
 
  private:
   std::string param_;
   std::string message_;
+  std::string openai_code_;
 };
 
 }  // namespace llmgate::inline v0

@@ -20,7 +20,8 @@
 //                   "upstream_model": "gpt-4o-mini-2024-07-18",          // sent upstream instead of name
 //                   "prices": {"input": 0.15, "output": 0.60},            // USD per 1M tokens
 //                   "routing": {"accuracy": 0.82, "task_accuracy": {"coding": 0.87}}},
-//                  {"name": "llama3.2", "backend": "local"}],
+//                  {"name": "llama3.2", "backend": "local"},
+//                  {"name": "nomic-embed-text", "backend": "local", "mode": "embedding"}],
 //     "router":   {"aliases": ["auto"], "preferences": "balanced",
 //                  "registry": "models.json", "examples": "examples.jsonl"},
 //     "tenants":  [{"name": "acme", "api_key_env": "ACME_KEY"}, {"name": "dev", "api_key": "sk-dev"}],
@@ -61,7 +62,9 @@
 // whose fields it reads from `options`, the entry as written.
 //
 // models: what clients may ask for (404 otherwise). Each names its backend,
-// or a list of backends tried in order. "routing" holds the fields of a
+// or a list of backends tried in order. "mode": "embedding" makes it an
+// embedding model, served on /v1/embeddings by its backends (the built-in
+// embedder's model is served there too); chat models are the default. "routing" holds the fields of a
 // model_registry card (route/model_registry.hpp) for the router; a model's
 // "prices" stand for its card's input and output cost where the card
 // gives none. The older form, "models": ["name", ...] served by every
@@ -173,9 +176,13 @@ struct backend_config {
   boost::json::object options = {};  ///< the entry as written: fields of a kind's own
 };
 
+/// What a model answers: chat completions, or embeddings (/v1/embeddings).
+enum class model_mode { chat, embedding };
+
 struct model_config {
   std::string name;                   ///< what clients ask for
   std::vector<std::string> backends;  ///< names from gateway_config::backends, in fallback order
+  model_mode mode = model_mode::chat;  ///< "mode": "chat" (the default) or "embedding"
   std::string upstream_model = {};    ///< sent upstream instead of `name`; empty: `name` (or the backend's model)
   boost::json::object routing = {};   ///< model_registry card fields (name left out); empty: none
 };
@@ -630,6 +637,8 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
     }
     if (model.name == embedder.model)
       refuse(where + ".name", "is the embedding model's name (semantic_cache.embedder.model)");
+    if (model.mode == model_mode::embedding && !model.routing.empty())
+      refuse(where + ".routing", "is for chat models; \"" + model.name + "\" is an embedding model");
     detail::check_routing(model, where);
     if (const auto* price = prices ? prices->find(model.name) : nullptr) detail::check_price(*price, where + ".prices");
   }
@@ -785,13 +794,17 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
       model.name = std::string(*name);
       model.backends = every_backend;
     } else if (const auto* entry = (*models)[i].if_object()) {
-      only_known_keys(*entry, where, {"name", "backend", "upstream_model", "prices", "routing"});
+      only_known_keys(*entry, where, {"name", "backend", "mode", "upstream_model", "prices", "routing"});
       model.name = read::string(*entry, "name", where);
       if (model.name.empty()) refuse(where + ".name", "must be a non-empty string");
       model.backends = read::strings(*entry, "backend", where);
       if (model.backends.empty())
         refuse(where + ".backend", "must name a backend (or a list of them) for \"" + model.name + "\"");
       model.upstream_model = read::string(*entry, "upstream_model", where);
+      if (const std::string mode = read::string(*entry, "mode", where); mode == "embedding")
+        model.mode = model_mode::embedding;
+      else if (!mode.empty() && mode != "chat")
+        refuse(where + ".mode", "must be \"chat\" or \"embedding\", not \"" + mode + "\"");
       if (const auto* price = entry->if_contains("prices"); price && !price->is_null()) {
         const auto one = detail::read_price(*price, where + ".prices");
         detail::check_price(one, where + ".prices");

@@ -11,8 +11,9 @@
 //   routing.hpp         the router of the config's "router" section
 //
 //   POST /v1/chat/completions   the pipeline; stream=true answers as SSE
-//   POST /v1/embeddings         the semantic cache's embedder: the built-in one, or the
-//                               "openai" kind's upstream (through the worker's async embedder)
+//   POST /v1/embeddings         the semantic cache's embedder (the built-in one, or the
+//                               "openai" kind's upstream, through the worker's async
+//                               embedder) and the models of mode "embedding"
 //   GET  /v1/models             the models of the config
 //   POST /v1/feedback           {"id": <response id>, "correct": false}: the
 //                               verdict reaches the cache and the router
@@ -91,7 +92,7 @@
 #include "llmgate/server/feedback_registry.hpp"       // feedback_registry
 #include "llmgate/server/handlers/admin.hpp"          // stats_handler, dashboard_handler
 #include "llmgate/server/handlers/chat.hpp"           // chat_handler
-#include "llmgate/server/handlers/embeddings.hpp"     // embeddings_handler
+#include "llmgate/server/handlers/embeddings.hpp"     // embeddings_route
 #include "llmgate/server/handlers/feedback.hpp"       // feedback_handler
 #include "llmgate/server/handlers/health.hpp"         // health_handler
 #include "llmgate/server/handlers/metrics.hpp"        // metrics_handler
@@ -232,12 +233,15 @@ class basic_gateway {
           .add(http::verb::post, "/v1/feedback", route_access::tenant, feedback_handler{&g.feedback_, &g.ids_});
       if (embedder)
         routes.add(http::verb::post, "/v1/embeddings", route_access::tenant,
-                   async_embeddings_handler<gateway_remote_embedder>{
-                       *embedder, g.config_.embedder.model, std::chrono::milliseconds(g.config_.request_timeout_ms)});
+                   embeddings_route(async_embeddings_handler<gateway_remote_embedder>{
+                                        *embedder, g.config_.embedder.model,
+                                        std::chrono::milliseconds(g.config_.request_timeout_ms)},
+                                    g.config_, backends));
       else
         routes.add(http::verb::post, "/v1/embeddings", route_access::tenant,
-                   embeddings_handler<hashing_embedder>{&g.caches_.semantic().hashing()->embedder(),
-                                                        g.config_.embedder.model});
+                   embeddings_route(embeddings_handler<hashing_embedder>{&g.caches_.semantic().hashing()->embedder(),
+                                                                         g.config_.embedder.model},
+                                    g.config_, backends));
     }
 
     static std::optional<gateway_remote_embedder> remote_embedder_of(basic_gateway& g,

@@ -92,6 +92,10 @@ class chat_handler {
       co_return finish(error_response(http_status::not_found,
                                       "The model `" + request.model + "` does not exist or you do not have access to it.",
                                       "invalid_request_error", "model_not_found", "model"));
+    if (embedding_model(request.model))
+      co_return finish(error_response(http_status::bad_request,
+                                      "`" + request.model + "` is an embedding model: ask /v1/embeddings, or a chat model here.",
+                                      "invalid_request_error", "model_not_supported", "model"));
     std::optional<preferences> wanted;
     if (auto problem = read_preferences(e, request, wanted)) co_return finish(std::move(*problem));
 
@@ -177,6 +181,11 @@ class chat_handler {
     co_return finish(std::move(reply));
   }
 
+  bool embedding_model(const std::string& model) const {
+    const model_config* configured = s_.config->find_model(model);
+    return configured && configured->mode == model_mode::embedding;
+  }
+
   bool known_model(const std::string& model) const {
     if (s_.models->find(model) != model_index::npos) return true;
     const auto& router = s_.config->router;
@@ -209,7 +218,7 @@ class chat_handler {
     try {
       request = parse_chat_request(std::string_view(body));
     } catch (const request_error& e) {
-      return error_response(http_status::bad_request, e.what(), "invalid_request_error", "invalid_request", e.param());
+      return error_response(http_status::bad_request, e.what(), "invalid_request_error", e.openai_code(), e.param());
     }
     return std::nullopt;
   }

@@ -1,5 +1,6 @@
 // POST /v1/embeddings: the gateway's own embedder (the one its semantic
-// cache uses) under the configured embedding model's name:
+// cache uses) under its model's name, and each configured model of mode
+// "embedding" through its backends:
 //   embeddings_handler<E>        a synchronous Embedder (the built-in
 //                                hashing one), run on the io thread;
 //   async_embeddings_handler<A>  an AsyncEmbedder (the "openai" kind's
@@ -7,15 +8,20 @@
 //                                asked for at once, so that they go
 //                                upstream in one batch, and the io thread
 //                                serves others meanwhile. An input the
-//                                upstream does not embed answers 502 with
-//                                its message.
+//                                upstream does not embed answers 502;
+//   embeddings_route<Builtin>    reads the request (400 naming the field)
+//                                and hands it to the built-in handler or
+//                                to the model's backends (404 for a model
+//                                the gateway does not serve, 400 for a
+//                                chat model).
+// Vectors are written as the request's encoding_format asks: floats, or
+// base64 (what OpenAI's client libraries ask for by default).
 #pragma once
 
 #include <algorithm>    // std::count
 #include <chrono>       // std::chrono::milliseconds
 #include <cstdint>      // std::uint64_t
 #include <exception>    // std::rethrow_exception
-#include <optional>     // std::optional
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
@@ -29,39 +35,28 @@
 #include <boost/json/parse.hpp>                           // boost::json::parse
 
 #include "llmgate/backend/async_embedder.hpp"  // AsyncEmbedder, embedding_result
+#include "llmgate/backend/backend_error.hpp"   // backend_error
 #include "llmgate/backend/embedding.hpp"       // parse_embedding_request, embedding_response, to_json
+#include "llmgate/chat/request_error.hpp"      // request_error
 #include "llmgate/embed/embedder.hpp"          // Embedder
-#include "llmgate/chat/request_error.hpp"     // request_error
+#include "llmgate/server/config.hpp"           // gateway_config, model_mode
 #include "llmgate/server/exchange.hpp"         // exchange, handler_result
+#include "llmgate/server/model_backends.hpp"   // model_backends
 #include "llmgate/server/responses.hpp"        // json_response, error_response
+#include "llmgate/server/upstream_errors.hpp"  // upstream_error_response
 
 namespace llmgate::inline v0 {
 
 namespace detail {
 
-// The request's body read into `request`, or the error answer.
-inline std::optional<http_response> read_embedding_request(const exchange& e, const std::string& model,
-                                                           embedding_request& request) {
-  boost::system::error_code ec;
-  const boost::json::value json = boost::json::parse(e.request.body(), ec);
-  if (ec)
-    return error_response(http_status::bad_request, "We could not parse the JSON body of your request: " + ec.message(),
-                          "invalid_request_error", "invalid_json");
-  try {
-    request = parse_embedding_request(json);
-  } catch (const request_error& problem) {
-    return error_response(http_status::bad_request, problem.what(), "invalid_request_error", "invalid_request",
-                          problem.param());
-  }
-  if (request.model != model)
-    return error_response(http_status::not_found,
-                          "The model `" + request.model + "` does not exist; this gateway embeds with `" + model + "`.",
-                          "invalid_request_error", "model_not_found", "model");
-  return std::nullopt;
-}
-
 // A rough token count: words.
 inline std::uint64_t words_in(const std::string& text) { return 1 + std::count(text.begin(), text.end(), ' '); }
+
+inline http_response embedding_timeout(std::chrono::milliseconds timeout) {
+  return error_response(http_status::gateway_timeout,
+                        "The embedding model did not answer within " + std::to_string(timeout.count()) + " ms.",
+                        "timeout_error", "timeout");
+}
 
 }  // namespace detail
 
@@ -70,9 +65,7 @@ struct embeddings_handler {
   const E* embedder;
   std::string model;  ///< the name clients ask for
 
-  http_response operator()(exchange& e) const {
-    embedding_request request;
-    if (auto refused = detail::read_embedding_request(e, model, request)) return std::move(*refused);
+  http_response operator()(const embedding_request& request, exchange&) const {
     embedding_response response;
     response.model = request.model;
     for (const auto& text : request.input) {
@@ -91,9 +84,7 @@ struct async_embeddings_handler {
   std::string model;  ///< the name clients ask for
   std::chrono::milliseconds timeout;  ///< past it the request answers 504, as a chat request does
 
-  handler_result operator()(exchange& e) const {
-    embedding_request request;
-    if (auto refused = detail::read_embedding_request(e, model, request)) co_return std::move(*refused);
+  handler_result operator()(const embedding_request& request, exchange& e) const {
     namespace net = boost::asio;
     const auto executor = co_await net::this_coro::executor;
     using operation = decltype(net::co_spawn(executor, embedder.embed(std::string_view()), net::deferred));
@@ -105,9 +96,7 @@ struct async_embeddings_handler {
             .async_wait(net::experimental::wait_for_all(), net::use_awaitable);
     if (e.deadline.disarm()) {
       co_await net::this_coro::reset_cancellation_state();  // to write the 504
-      co_return error_response(http_status::gateway_timeout,
-                               "The embedding model did not answer within " + std::to_string(timeout.count()) + " ms.",
-                               "timeout_error", "timeout");
+      co_return detail::embedding_timeout(timeout);
     }
     embedding_response response;
     response.model = request.model;
@@ -121,6 +110,71 @@ struct async_embeddings_handler {
     }
     co_return json_response(http_status::ok, to_json(response, request.encoding));
   }
+};
+
+/// Builtin: embeddings_handler or async_embeddings_handler. `backends`
+/// are the worker's, alive while the route is.
+template <class Builtin>
+class embeddings_route {
+ public:
+  embeddings_route(Builtin builtin, const gateway_config& config, model_backends& backends)
+      : builtin_(std::move(builtin)), config_(&config), backends_(&backends) {}
+
+  handler_result operator()(exchange& e) const {
+    embedding_request request;
+    boost::system::error_code ec;
+    const boost::json::value json = boost::json::parse(e.request.body(), ec);
+    if (ec)
+      co_return error_response(http_status::bad_request,
+                               "We could not parse the JSON body of your request: " + ec.message(),
+                               "invalid_request_error", "invalid_json");
+    try {
+      request = parse_embedding_request(json);
+    } catch (const request_error& problem) {
+      co_return error_response(http_status::bad_request, problem.what(), "invalid_request_error", "invalid_request",
+                               problem.param());
+    }
+    if (request.model == builtin_.model) co_return co_await served(builtin_(request, e));
+    const model_config* model = config_->find_model(request.model);
+    if (!model)
+      co_return error_response(http_status::not_found,
+                               "The model `" + request.model + "` does not exist or you do not have access to it.",
+                               "invalid_request_error", "model_not_found", "model");
+    if (model->mode != model_mode::embedding)
+      co_return error_response(http_status::bad_request,
+                               "`" + request.model + "` is a chat model: ask /v1/chat/completions, or an embedding model here.",
+                               "invalid_request_error", "model_not_supported", "model");
+    co_return co_await by_backends(std::move(request), e);
+  }
+
+ private:
+  // The built-in handler's answer, whether it is an http_response or a handler_result.
+  static handler_result served(http_response response) { co_return std::optional<http_response>(std::move(response)); }
+  static handler_result served(handler_result pending) { return pending; }
+
+  handler_result by_backends(embedding_request request, exchange& e) const {
+    const std::string asked = request.model;
+    const std::chrono::milliseconds timeout(config_->request_timeout_ms);
+    e.deadline.arm(timeout);
+    embedding_response response;
+    std::exception_ptr failure;
+    try {
+      response = co_await backends_->find(asked)->embed(request);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    if (e.deadline.disarm()) {
+      co_await boost::asio::this_coro::reset_cancellation_state();  // to write the 504
+      co_return detail::embedding_timeout(timeout);
+    }
+    if (failure) co_return upstream_error_response(failure);
+    response.model = asked;  // the name the client knows, not the upstream's
+    co_return json_response(http_status::ok, to_json(response, request.encoding));
+  }
+
+  Builtin builtin_;
+  const gateway_config* config_;
+  model_backends* backends_;
 };
 
 }  // namespace llmgate::inline v0

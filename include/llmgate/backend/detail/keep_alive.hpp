@@ -19,7 +19,7 @@ namespace llmgate::inline v0::detail {
 /// What a "Keep-Alive" response header says (RFC 2068 19.7.1.1).
 struct keep_alive_hint {
   std::optional<std::chrono::seconds> timeout = {};  ///< the server closes a connection idle this long
-  std::optional<std::uint64_t> max = {};                  ///< requests the server still takes on this connection
+  std::optional<std::uint64_t> max = {};             ///< requests the server still takes on this connection
 };
 
 /// Reads "timeout=N" and "max=N" from a Keep-Alive header value, in any

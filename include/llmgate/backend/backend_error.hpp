@@ -69,8 +69,10 @@ class backend_error : public error {
   /// overflow (whatever the upstream sent), else the upstream's.
   unsigned client_status() const noexcept { return context_overflow() ? 400 : details_->status; }
 
-  /// What a gateway sends its client: the upstream's error object, or, where
-  /// there is none, an OpenAI-style one built from this error.
+  /// The upstream's error object, or, where there is none, an OpenAI-style
+  /// one built from this error, whose message names the backend and the
+  /// request's URL: for programs and logs. A gateway's clients get
+  /// server/backend_failures.hpp's client_failure_of instead.
   boost::json::object error_object() const {
     if (!details_->upstream_error.empty()) return details_->upstream_error;
     return {{"message", what()}, {"type", "upstream_error"}, {"param", nullptr},

@@ -213,10 +213,8 @@ class http_client {
   }
 
   template <class Stream>
-  net::awaitable<exchanged> exchange_on(Stream& stream, connection& link,
-                                                             const http_request& request,
-                                                             const body_handler* on_body,
-                                                             std::string_view& phase) {
+  net::awaitable<exchanged> exchange_on(Stream& stream, connection& link, const http_request& request,
+                                        const body_handler* on_body, std::string_view& phase) {
     auto& tcp = beast::get_lowest_layer(stream);
     phase = sending;
     tcp.expires_after(options_.first_byte_timeout);

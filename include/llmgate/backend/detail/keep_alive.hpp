@@ -10,6 +10,7 @@
 #include <cctype>       // std::tolower
 #include <charconv>     // std::from_chars
 #include <chrono>       // std::chrono::milliseconds, seconds
+#include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
 #include <optional>     // std::optional
 #include <string_view>  // std::string_view

@@ -54,7 +54,8 @@ inline client_failure client_failure_of(const backend_error& failure) {
         {"code", nullptr}};
     if (!text("param").empty()) error["param"] = text("param");
     if (!text("code").empty()) error["code"] = text("code");
-    return {boost::beast::http::int_to_status(code), boost::json::object{{"error", std::move(error)}}};
+    const status known = boost::beast::http::int_to_status(code);  // a 4xx Beast has no name for: 400
+    return {known != status::unknown ? known : status::bad_request, boost::json::object{{"error", std::move(error)}}};
   }
 
   const auto kind = static_cast<errc>(failure.code().value());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "llmgate/server/admission.hpp"
+#include "llmgate/server/backend_failures.hpp"
 #include "llmgate/server/config.hpp"
 #include "llmgate/server/dashboard.hpp"
 #include "llmgate/server/demo_backend.hpp"

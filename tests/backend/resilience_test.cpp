@@ -1,7 +1,9 @@
 // Retries, fallbacks and the circuit breaker against the in-test upstream:
 // what is retried and what is not, how long each wait is, that nothing is
-// retried or failed over once a stream reached the caller, and how the
-// breaker opens, rejects, probes and closes.
+// retried or failed over once a stream reached the caller, that a request
+// the upstream refused as the client's mistake (a 400, a prompt over the
+// context in any server's words) is neither retried, failed over nor held
+// against the backend, and how the breaker opens, rejects, probes and closes.
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -251,6 +253,87 @@ BOOST_FIXTURE_TEST_CASE(an_open_breaker_sends_a_fallback_list_on_at_once, resili
   fallback_backend<any_backend> model({primary, llmgate::scripted_backend::echo("spare")});
   for (int i = 0; i < 4; ++i) BOOST_TEST(run(model.complete(user_says("x"))).backend == "spare");
   BOOST_TEST(server.requests(chat_path) == 1u);
+}
+
+// A client's mistake fails the same way anywhere: no retry, no next backend.
+BOOST_FIXTURE_TEST_CASE(client_errors_are_neither_retried_nor_failed_over, resilience_fixture) {
+  for (const unsigned status : {400u, 413u, 422u}) {
+    server.on(chat_path, reply::openai_error(status, "invalid_request_error", "", "max_tokens must be an integer"));
+    auto second = llmgate::scripted_backend::echo("second");
+    fallback_backend<any_backend> model({retrying_backend(adapter(), fast), second});
+    const std::size_t before = server.requests(chat_path);
+    const auto e = failure([&] { run(model.complete(user_says("x"))); });
+    BOOST_TEST(e.status() == status);
+    BOOST_TEST(e.client_error());
+    BOOST_TEST(e.client_status() == status);
+    BOOST_TEST(e.backend() == "primary");
+    chunk_log log;
+    BOOST_TEST(failure([&] { run(model.stream(user_says("x"), log.handler())); }).status() == status);
+    BOOST_TEST(server.requests(chat_path) - before == 2u);  // one each, no retry
+    BOOST_TEST(second.calls() == 0u);
+  }
+}
+
+// 401, 403 and 404 are about the gateway's key and model name at that
+// upstream, not the request: the next backend may serve it.
+BOOST_FIXTURE_TEST_CASE(credential_and_model_errors_fail_over_without_retries, resilience_fixture) {
+  for (const unsigned status : {401u, 403u, 404u}) {
+    server.on(chat_path, reply::openai_error(status, "invalid_request_error", "", "no"));
+    auto second = llmgate::scripted_backend::echo("second");
+    fallback_backend<any_backend> model({retrying_backend(adapter(), fast), second});
+    const std::size_t before = server.requests(chat_path);
+    BOOST_TEST(run(model.complete(user_says("x"))).backend == "second");
+    BOOST_TEST(server.requests(chat_path) - before == 1u);
+    BOOST_TEST(second.calls() == 1u);
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(context_overflow_is_recognised_in_every_servers_words, resilience_fixture) {
+  const std::vector<reply> overflows = {
+      // llama.cpp's server
+      reply::json(boost::json::parse(R"({"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 5000, "n_ctx": 4096}})"), 400),
+      // OpenAI
+      reply::openai_error(400, "invalid_request_error", "context_length_exceeded", "Input too long."),
+      // vLLM, its error object at the top
+      reply::json(boost::json::parse(R"({"object": "error", "message": "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.", "type": "BadRequestError", "param": null, "code": 400})"), 400),
+      // Anthropic's words, under a 5xx that would otherwise be retried
+      reply::json(boost::json::parse(R"({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 215000 tokens > 200000 maximum"}})"), 500),
+      // Ollama
+      reply::json(boost::json::parse(R"({"error": "input length exceeds the context length"})"), 400)};
+  for (const auto& overflow : overflows) {
+    server.on(chat_path, overflow);
+    auto second = llmgate::scripted_backend::echo("second");
+    fallback_backend<any_backend> model({retrying_backend(adapter(), fast), second});
+    const std::size_t before = server.requests(chat_path);
+    const auto e = failure([&] { run(model.complete(user_says("x"))); });
+    BOOST_TEST(e.context_overflow());
+    BOOST_TEST(e.client_error());
+    BOOST_TEST(!e.retryable());
+    BOOST_TEST(e.client_status() == 400u);
+    BOOST_TEST(e.upstream_error().at("code").as_string() == "context_length_exceeded");
+    BOOST_TEST(e.upstream_error().at("type").as_string() == "invalid_request_error");
+    BOOST_TEST(server.requests(chat_path) - before == 1u);
+    BOOST_TEST(second.calls() == 0u);
+  }
+  server.on(chat_path, reply::openai_error(400, "invalid_request_error", "", "temperature must be a number"));
+  const auto other = failure([&] { run(adapter().complete(user_says("x"))); });
+  BOOST_TEST(!other.context_overflow());
+  BOOST_TEST(other.upstream_error().at("code").as_string() == "");  // as the upstream sent it
+  BOOST_TEST(other.client_status() == 400u);
+}
+
+// Reported inside a stream (status 0): still the client's, not the backend's health.
+BOOST_FIXTURE_TEST_CASE(a_context_overflow_in_a_stream_does_not_open_the_breaker, resilience_fixture) {
+  server.on(chat_path, reply::sse({R"({"error": {"message": "the request exceeds the available context size", "type": "exceed_context_size_error"}})"}));
+  circuit_breaker_backend model(adapter(), {.failure_threshold = 2, .open_for = 10s});
+  for (int i = 0; i < 4; ++i) {
+    chunk_log log;
+    const auto e = failure([&] { run(model.stream(user_says("x"), log.handler())); });
+    BOOST_TEST(e.status() == 0u);
+    BOOST_TEST(e.context_overflow());
+  }
+  BOOST_TEST((model.state() == circuit_state::closed));
+  BOOST_TEST(server.requests(chat_path) == 4u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -17,6 +17,9 @@
 // A reply with `hold` set waits, before its first byte, until the test
 // calls release(hold); other connections are served meanwhile, so a test
 // can stall one request and watch the others complete.
+//
+// close_idle_after(d) makes it close a connection that waited longer than d
+// for its next request, as model servers do (llama.cpp's server, uvicorn).
 #pragma once
 
 #include <algorithm>    // std::equal
@@ -88,6 +91,7 @@ struct reply {
   bool close_silently = false;      ///< close after the reply without saying so (an idle timeout)
   std::string raw = {};             ///< when set: these bytes verbatim, then close
   std::string hold = {};            ///< when set: wait for release(hold) before answering
+  bool drop = false;                ///< close at once without answering (an idle timeout that fired as the request came)
 
   static reply json(const json::value& body, unsigned status = 200) {
     return {.status = status, .headers = {{"Content-Type", "application/json"}},
@@ -185,6 +189,10 @@ class upstream_server {
 
   unsigned short port() const noexcept { return port_; }
 
+  /// Closes connections idle longer than `limit` between requests; zero
+  /// (the default): never. Call before start().
+  void close_idle_after(std::chrono::milliseconds limit) { idle_limit_ = limit; }
+
   /// "http://127.0.0.1:<port>" followed by `path`.
   std::string url(std::string_view path = "") const {
     return "http://127.0.0.1:" + std::to_string(port_) + std::string(path);
@@ -266,9 +274,17 @@ class upstream_server {
   net::awaitable<void> serve(net::ip::tcp::socket socket) {
     try {
       boost::beast::flat_buffer buffer;
+      net::steady_timer idle(io_);
       for (;;) {
         http::request<http::string_body> message;
+        if (idle_limit_.count() > 0) {  // closes the socket (a FIN) unless a request starts in time
+          idle.expires_after(idle_limit_);
+          idle.async_wait([&socket](boost::system::error_code code) {
+            if (!code) socket.close();
+          });
+        }
         co_await http::async_read(socket, buffer, message, net::use_awaitable);
+        idle.cancel();
         received_request request{std::string(message.method_string()),
                                  std::string(message.target()), {}, message.body()};
         for (const auto& field : message)
@@ -285,6 +301,10 @@ class upstream_server {
   net::awaitable<bool> send(net::ip::tcp::socket& socket, const reply& out, bool keep_alive) {
     if (!out.hold.empty()) co_await held(out.hold);
     co_await wait(out.first_byte_delay);
+    if (out.drop) {
+      socket.close();
+      co_return false;
+    }
     if (!out.raw.empty()) {
       co_await net::async_write(socket, net::buffer(out.raw), net::use_awaitable);
       socket.close();
@@ -340,6 +360,7 @@ class upstream_server {
   net::ip::tcp::acceptor acceptor_{io_};
   std::thread thread_;
   unsigned short port_ = 0;
+  std::chrono::milliseconds idle_limit_{0};
   mutable std::mutex mutex_;
   std::map<std::string, handler, std::less<>> handlers_;
   std::map<std::string, std::deque<reply>, std::less<>> queued_;

@@ -253,15 +253,16 @@ BOOST_AUTO_TEST_CASE(slow_models_get_504) {
   BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::milliseconds(1500)));
 }
 
-BOOST_FIXTURE_TEST_CASE(upstream_errors_get_502_with_the_upstream_error_object, gateway_fixture) {
+BOOST_FIXTURE_TEST_CASE(upstream_client_errors_keep_their_status_and_error_object, gateway_fixture) {
   upstream.on("/v1/chat/completions",
               reply::openai_error(400, "invalid_request_error", "context_length_exceeded", "Too long, sorry."));
   const auto reply = ask("anything");
-  BOOST_TEST(reply.status == 502u);
+  BOOST_TEST(reply.status == 400u);  // the client's mistake: an SDK must not retry it
   BOOST_TEST(reply.json().at("error").at("code").as_string() == "context_length_exceeded");
   BOOST_TEST(reply.json().at("error").at("message").as_string() == "Too long, sorry.");
   BOOST_TEST(reply.header("x-llmgate-backend") == "upstream");
-  BOOST_TEST(ask("anything").status == 502u);  // errors are never cached
+  BOOST_TEST(ask("anything").status == 400u);  // errors are never cached
+  BOOST_TEST(upstream_calls() == 2u);
 }
 
 BOOST_FIXTURE_TEST_CASE(no_tenant_ever_sees_another_tenants_answer, gateway_fixture) {

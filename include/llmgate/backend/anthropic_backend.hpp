@@ -282,7 +282,8 @@ class anthropic_stream_reader {
       const auto* failure = object_field(object, "error", "error", code);
       json::object upstream = failure ? *failure : json::object{};
       const auto* kind = upstream.if_contains("type");
-      const bool retryable = kind && (*kind == "overloaded_error" || *kind == "api_error");
+      const bool retryable = kind && (*kind == "overloaded_error" || *kind == "api_error") &&
+                             !mark_context_overflow(upstream);
       throw backend_error(errc::upstream_error,
                           std::string(backend) + ": stream reported an error: " + json::serialize(upstream),
                           {.backend = std::string(backend), .upstream_error = std::move(upstream),

@@ -1,8 +1,10 @@
 // backend_error: what a backend throws when a model could not answer. It
 // keeps what the gateway and the retry layer need to act: the upstream's
 // HTTP status and error object (verbatim, so a client sees the provider's
-// own words), whether trying again may help, and how long the upstream
-// asked us to wait.
+// own words), whether trying again may help, how long the upstream asked
+// us to wait, and whether the upstream refused the request itself (a
+// client's mistake: passed on to the client, never retried, never sent to
+// another backend, never held against this one's health).
 #pragma once
 
 #include <chrono>    // std::chrono::milliseconds
@@ -45,8 +47,32 @@ class backend_error : public error {
   /// the failure came before an answer (network, timeout).
   const boost::json::object& upstream_error() const noexcept { return details_->upstream_error; }
 
-  /// What a gateway sends its client: the upstream's error object, or, where
-  /// there is none, an OpenAI-style one built from this error.
+  /// Whether the prompt did not fit the model's context (the adapters give
+  /// such an error object the code context_length_exceeded).
+  bool context_overflow() const noexcept {
+    const auto* code = details_->upstream_error.if_contains("code");
+    return code && code->is_string() && code->get_string() == "context_length_exceeded";
+  }
+
+  /// Whether the upstream refused the request itself, so that it fails the
+  /// same way sent again or sent elsewhere: a context overflow, or a 4xx
+  /// but 408, 409 and 429 (waiting may cure those) and 401, 403, 404 and
+  /// 407 (the gateway's own credentials and configuration with that
+  /// upstream, not the request: another backend may serve it).
+  bool client_error() const noexcept {
+    const unsigned s = details_->status;
+    if (context_overflow()) return true;
+    return s >= 400 && s < 500 && s != 408 && s != 409 && s != 429 && s != 401 && s != 403 && s != 404 && s != 407;
+  }
+
+  /// The status to answer a client_error() with: 400 for a context
+  /// overflow (whatever the upstream sent), else the upstream's.
+  unsigned client_status() const noexcept { return context_overflow() ? 400 : details_->status; }
+
+  /// The upstream's error object, or, where there is none, an OpenAI-style
+  /// one built from this error, whose message names the backend and the
+  /// request's URL: for programs and logs. A gateway's clients get
+  /// server/backend_failures.hpp's client_failure_of instead.
   boost::json::object error_object() const {
     if (!details_->upstream_error.empty()) return details_->upstream_error;
     return {{"message", what()}, {"type", "upstream_error"}, {"param", nullptr},

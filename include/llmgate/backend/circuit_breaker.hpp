@@ -11,7 +11,8 @@
 //
 // Failures that count: the backend's availability, not the caller's input:
 // retryable errors (429, 5xx, lost connections, timeouts) and malformed
-// answers; a 400 for a bad request does not count, nor resets the count.
+// answers; a client's mistake (backend_error::client_error(): a 400, a
+// prompt over the context, even in a stream) does not count, nor resets the count.
 // Copies share one circuit. Typical stacking:
 // fallback_backend<any_backend>{circuit_breaker_backend{retrying_backend{adapter}}, ...}.
 #pragma once
@@ -87,7 +88,7 @@ class circuit_breaker_backend {
       record(true);
       co_return result;
     } catch (const backend_error& failure) {
-      if (failure.retryable() || failure.status() == 0) record(false);
+      if (!failure.client_error() && (failure.retryable() || failure.status() == 0)) record(false);
       else record_neutral();
       throw;
     }

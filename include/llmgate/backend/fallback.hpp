@@ -1,8 +1,11 @@
 // fallback_backend: an ordered list of backends that is itself a Backend.
-// A request goes to the first; when it fails (any backend_error) before a
+// A request goes to the first; when it fails (a backend_error) before a
 // streamed chunk reached the caller, the next one is asked, and so on. After
 // the first chunk nothing fails over: the caller has seen that answer begin.
-// When every backend failed, the last one's error is thrown.
+// Nor does a request the upstream refused as the client's mistake
+// (backend_error::client_error(): a 400, a prompt over the context): every
+// backend would refuse it, so its error goes up at once. When every
+// backend failed, the last one's error is thrown.
 //
 // Different providers name their models differently: give each adapter its
 // own `model` option so that a fallback asks each for a model it has.
@@ -42,7 +45,8 @@ class fallback_backend {
     for (auto& backend : backends_) {
       try {
         co_return co_await backend.complete(request);
-      } catch (const backend_error&) {
+      } catch (const backend_error& failure) {
+        if (failure.client_error()) throw;
         last = std::current_exception();
       }
     }
@@ -59,8 +63,8 @@ class fallback_backend {
     for (auto& backend : backends_) {
       try {
         co_return co_await backend.stream(request, noting);
-      } catch (const backend_error&) {
-        if (delivered) throw;
+      } catch (const backend_error& failure) {
+        if (delivered || failure.client_error()) throw;
         last = std::current_exception();
       }
     }
@@ -75,7 +79,8 @@ class fallback_backend {
     for (auto& backend : backends_) {
       try {
         co_return co_await backend.embed(request);
-      } catch (const backend_error&) {
+      } catch (const backend_error& failure) {
+        if (failure.client_error()) throw;
         last = std::current_exception();
       }
     }

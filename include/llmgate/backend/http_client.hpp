@@ -3,9 +3,16 @@
 //
 // - Keep-alive: after a complete response that allows it, the connection
 //   goes back to a pool per origin (scheme, host, port) and the next request
-//   to that origin reuses it. A reused connection that the server had
-//   already closed (the usual keep-alive race) is detected before any byte
-//   of the response arrived, and the request is sent once more on a new one.
+//   to that origin reuses it (the one returned last first). A pooled
+//   connection lives a little less than the server's "Keep-Alive: timeout=N"
+//   says, else options.keep_alive_timeout, which is shorter than the common
+//   servers' own idle timeouts; one the server already closed is dropped when
+//   taken. A stale connection never costs a request: when a request on a
+//   reused connection fails before any byte of its response (end of stream,
+//   reset, broken pipe: the server closed it as the request went out), the
+//   pool's connections idle as long or longer are dropped too, and the
+//   request is sent once more on a new connection. That resend is not a
+//   retry in retry.hpp's sense: the request never reached a live server.
 // - TLS through OpenSSL, verifying the server's certificate chain and host
 //   name by default (the system's trust store, or options.ca_file).
 // - Timeouts: connect (TCP connect and TLS handshake), first byte (from
@@ -39,9 +46,9 @@
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <unordered_map>  // origin -> idle connections
-#include <utility>      // std::move, std::pair
+#include <utility>      // std::move
 #include <variant>      // std::variant, std::visit
-#include <vector>       // std::vector
+#include <vector>       // std::vector, std::erase_if
 
 #include <boost/asio/as_tuple.hpp>       // net::as_tuple: errors as values where some are expected
 #include <boost/asio/awaitable.hpp>      // net::awaitable
@@ -56,6 +63,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>    // beast::ssl_stream
 #include <boost/system/system_error.hpp> // boost::system::system_error
 
+#include "llmgate/backend/detail/keep_alive.hpp"  // parse_keep_alive, pooled_lifetime
 #include "llmgate/backend/url.hpp"
 #include "llmgate/error.hpp"
 
@@ -77,7 +85,10 @@ struct http_client_options {
   std::chrono::milliseconds idle_timeout{60'000};         ///< between two pieces of a body
   std::size_t max_body_bytes = std::size_t{64} << 20;     ///< for bodies read whole (not streamed)
   std::size_t max_idle_connections_per_origin = 32;
-  std::chrono::milliseconds keep_alive_timeout{30'000};   ///< idle longer than this: closed, not reused
+  /// A pooled connection idle longer than this is closed, not reused,
+  /// unless the server's Keep-Alive header named its own timeout. Below the
+  /// 5 s after which llama.cpp's server and uvicorn (vLLM) close theirs.
+  std::chrono::milliseconds keep_alive_timeout{4'000};
   bool verify_peer = true;                                ///< TLS certificate and host name checks
   std::string ca_file = {};  ///< PEM file of trusted CAs; "" for the system's trust store
 };
@@ -125,6 +136,10 @@ class http_client {
   /// Connections opened so far (a measure of keep-alive reuse).
   std::uint64_t connections_opened() const noexcept { return connections_opened_.load(); }
 
+  /// Requests sent again on a new connection because the reused one had
+  /// been closed by the server as they went out.
+  std::uint64_t stale_resends() const noexcept { return stale_resends_.load(); }
+
   /// Connections waiting in the pool for their next request.
   std::size_t idle_connections() const {
     std::lock_guard lock(mutex_);
@@ -144,6 +159,13 @@ class http_client {
     std::variant<beast::tcp_stream, tls_stream> stream;
     beast::flat_buffer buffer;  ///< bytes read past a message stay with their connection
     clock::time_point idle_since;
+    clock::time_point reusable_until;  ///< past this the server may have closed it
+  };
+
+  /// What one exchange on a connection gave.
+  struct exchanged {
+    http_response response;
+    bool keep_alive = false;  ///< the connection may carry the next request
   };
 
   /// What an exchange was doing when it failed: for the error message and
@@ -159,17 +181,18 @@ class http_client {
     request.keep_alive(true);
     request.prepare_payload();
     const std::string origin = url.origin();
-    for (bool first_try = true;; first_try = false) {
-      std::unique_ptr<connection> link = take(origin);
+    for (bool fresh = false;; fresh = true) {
+      std::unique_ptr<connection> link = fresh ? nullptr : take(origin);
       const bool was_reused = link != nullptr;
+      const clock::time_point idle_since = was_reused ? link->idle_since : clock::time_point();
       std::string_view phase = "connecting";
       try {
         if (!link) link = co_await connect(url);
-        auto exchanged = co_await std::visit(
+        auto done = co_await std::visit(
             [&](auto& stream) { return exchange_on(stream, *link, request, on_body, phase); },
             link->stream);
-        if (exchanged.second && link->buffer.size() == 0) give_back(origin, std::move(link));
-        co_return std::move(exchanged.first);
+        if (done.keep_alive && link->buffer.size() == 0) give_back(origin, std::move(link), done.response);
+        co_return std::move(done.response);
       } catch (const boost::system::system_error& failure) {
         const auto code = failure.code();
         if (code == net::error::operation_aborted) throw;  // cancelled by the caller
@@ -177,19 +200,21 @@ class http_client {
         // or broken pipe while sending, or a reset while waiting for the
         // response (the request reached a socket the server had closed, whose
         // kernel answered with a reset): the server had closed its end.
+        // exchange_on moves past `awaiting` once a byte of the response came.
         const bool reset = code == net::error::connection_reset || code == net::error::broken_pipe;
-        const bool stale = was_reused && first_try &&
-                           (code == http::error::end_of_stream || (reset && (phase == sending || phase == awaiting)));
+        const bool stale = was_reused && (phase == sending || phase == awaiting) &&
+                           (code == http::error::end_of_stream || reset);
         if (!stale) throw error(classify(code), describe(request, url, phase, code));
+        // Those that waited as long are as likely closed: a new connection.
+        drop_idle(origin, idle_since);
+        ++stale_resends_;
       }
     }
   }
 
   template <class Stream>
-  net::awaitable<std::pair<http_response, bool>> exchange_on(Stream& stream, connection& link,
-                                                             const http_request& request,
-                                                             const body_handler* on_body,
-                                                             std::string_view& phase) {
+  net::awaitable<exchanged> exchange_on(Stream& stream, connection& link, const http_request& request,
+                                        const body_handler* on_body, std::string_view& phase) {
     auto& tcp = beast::get_lowest_layer(stream);
     phase = sending;
     tcp.expires_after(options_.first_byte_timeout);
@@ -199,7 +224,12 @@ class http_client {
     http::response_parser<http::empty_body> head;
     head.header_limit(64 * 1024);
     head.body_limit(std::numeric_limits<std::uint64_t>::max());
-    co_await http::async_read_header(stream, link.buffer, head, net::use_awaitable);
+    const auto [header_code, header_bytes] =
+        co_await http::async_read_header(stream, link.buffer, head, net::as_tuple(net::use_awaitable));
+    if (header_code) {
+      if (head.got_some()) phase = "reading the response header";  // the server did answer
+      throw boost::system::system_error(header_code);
+    }
 
     phase = "reading the response body";
     const unsigned status = head.get().result_int();
@@ -219,7 +249,7 @@ class http_client {
       tcp.expires_never();
       http_response response;
       response.base() = parser.get().base();
-      co_return std::pair{std::move(response), parser.keep_alive()};
+      co_return exchanged{std::move(response), parser.keep_alive()};
     }
     http::response_parser<http::string_body> parser(std::move(head));
     // The header was read without a limit (a stream may be long); a
@@ -239,7 +269,7 @@ class http_client {
     }
     tcp.expires_never();
     const bool keep_alive = parser.keep_alive();
-    co_return std::pair{parser.release(), keep_alive};
+    co_return exchanged{parser.release(), keep_alive};
   }
 
   net::awaitable<std::unique_ptr<connection>> connect(const base_url& url) {
@@ -269,20 +299,52 @@ class http_client {
     const auto found = idle_.find(origin);
     if (found == idle_.end()) return nullptr;
     auto& connections = found->second;
+    const auto now = clock::now();
     while (!connections.empty()) {
       auto link = std::move(connections.back());
       connections.pop_back();
-      if (clock::now() - link->idle_since < options_.keep_alive_timeout) return link;
+      if (now < link->reusable_until && still_open(*link)) return link;
     }
     return nullptr;
   }
 
-  void give_back(const std::string& origin, std::unique_ptr<connection> link) {
+  // Pools `link` for as long as the server's keep-alive allows.
+  void give_back(const std::string& origin, std::unique_ptr<connection> link, const http_response& response) {
+    const auto lifetime = detail::pooled_lifetime(
+        detail::parse_keep_alive(response[http::field::keep_alive]), options_.keep_alive_timeout);
+    if (lifetime <= std::chrono::milliseconds(0)) return;
     link->idle_since = clock::now();
+    link->reusable_until = link->idle_since + lifetime;
     std::lock_guard lock(mutex_);
     auto& connections = idle_[origin];
     if (connections.size() < options_.max_idle_connections_per_origin)
       connections.push_back(std::move(link));
+  }
+
+  // Drops the pooled connections of `origin` idle since `since` or longer.
+  void drop_idle(const std::string& origin, clock::time_point since) {
+    std::lock_guard lock(mutex_);
+    const auto found = idle_.find(origin);
+    if (found == idle_.end()) return;
+    std::erase_if(found->second, [&](const std::unique_ptr<connection>& link) { return link->idle_since <= since; });
+  }
+
+  // Whether an idle connection's server has not closed it: nothing to read
+  // (a peek that would block). End of stream is a close; bytes on an idle
+  // connection (a TLS close_notify, say) mean it is not to be trusted either.
+  static bool still_open(connection& link) {
+    auto& socket = std::visit([](auto& stream) -> net::ip::tcp::socket& {
+      return beast::get_lowest_layer(stream).socket();
+    }, link.stream);
+    boost::system::error_code code;
+    const bool was_non_blocking = socket.non_blocking();
+    socket.non_blocking(true, code);
+    if (code) return false;
+    char byte;
+    socket.receive(net::buffer(&byte, 1), net::socket_base::message_peek, code);
+    const bool idle = code == net::error::would_block;
+    socket.non_blocking(was_non_blocking, code);
+    return idle && !code;
   }
 
   static errc classify(const boost::system::error_code& code) {
@@ -314,6 +376,7 @@ class http_client {
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::vector<std::unique_ptr<connection>>> idle_;
   std::atomic<std::uint64_t> connections_opened_{0};
+  std::atomic<std::uint64_t> stale_resends_{0};
 };
 
 }  // namespace llmgate::inline v0

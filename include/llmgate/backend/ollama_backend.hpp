@@ -99,10 +99,12 @@ inline chat_chunk parse_ollama_chunk(const json::value& value, chat_response& re
                                      std::string_view backend) {
   constexpr auto code = errc::upstream_protocol_error;
   const auto& object = as_object(value, "ollama line", code);
-  if (const auto* failure = object.if_contains("error"))  // a failure reported inside the stream
+  if (const auto* failure = object.if_contains("error")) {  // a failure reported inside the stream
+    json::object upstream{{"message", *failure}};
+    mark_context_overflow(upstream);
     throw backend_error(errc::upstream_error, std::string(backend) + ": " + json::serialize(*failure),
-                        {.backend = std::string(backend),
-                         .upstream_error = json::object{{"message", *failure}}});
+                        {.backend = std::string(backend), .upstream_error = std::move(upstream)});
+  }
   if (response.model.empty()) response.model = string_field(object, "model", "ollama line", code);
   chat_chunk chunk;
   if (const auto* message = object_field(object, "message", "ollama line", code)) {

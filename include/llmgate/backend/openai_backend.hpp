@@ -148,10 +148,13 @@ class openai_backend {
       throw error(errc::upstream_protocol_error,
                   "SSE data is not a JSON object: " + std::string(data.substr(0, 80)));
     // Some servers report a failure inside the stream instead of a status.
-    if (const auto* failure = value.as_object().if_contains("error"); failure && failure->is_object())
+    if (const auto* failure = value.as_object().if_contains("error"); failure && failure->is_object()) {
+      boost::json::object upstream = failure->as_object();
+      detail::mark_context_overflow(upstream);
       throw backend_error(errc::upstream_error,
-                          "stream reported an error: " + boost::json::serialize(*failure),
-                          {.backend = options_.name, .upstream_error = failure->as_object()});
+                          options_.name + ": stream reported an error: " + boost::json::serialize(*failure),
+                          {.backend = options_.name, .upstream_error = std::move(upstream)});
+    }
     return value;
   }
 

@@ -45,7 +45,7 @@ struct retry_policy {
   /// `failure`, with `random` uniform in [0, 1); nullopt: do not retry.
   std::optional<std::chrono::milliseconds> delay(unsigned retry, const backend_error& failure,
                                                  double random) const {
-    if (!failure.retryable() || retry >= max_attempts) return std::nullopt;
+    if (!failure.retryable() || failure.client_error() || retry >= max_attempts) return std::nullopt;
     if (const auto asked = failure.retry_after()) {
       if (*asked > max_retry_after) return std::nullopt;
       return *asked;

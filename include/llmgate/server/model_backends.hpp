@@ -1,6 +1,7 @@
 // model_backends: each configured model's own fallback list of backends,
 // and model_backend_stage, the gateway pipeline's last stage, which hands a
-// request to the list of its (possibly routed) model.
+// request to the list of its (possibly routed) model and names the answer
+// after that model.
 //
 // Built once per worker thread from the config and the backend registry:
 // a model's backends are made for that model (so that its upstream_model
@@ -113,6 +114,10 @@ class model_backend_stage {
     if (context.streaming()) response = co_await list->stream(request, context.on_chunk);
     else response = co_await list->complete(request);
     if (!response.backend.empty()) context.backend = response.backend;  // the member that answered
+    // The client sees the model it asked for (or that the router chose),
+    // never the upstream's own name for it (llama.cpp's server answers
+    // with its model file's path); the cost was priced by it already.
+    response.model = request.model;
     co_return response;
   }
 

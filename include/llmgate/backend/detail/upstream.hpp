@@ -22,6 +22,7 @@
 #include <boost/json/value.hpp>      // boost::json::value
 
 #include "llmgate/backend/backend_error.hpp"
+#include "llmgate/backend/detail/context_overflow.hpp"  // mark_context_overflow
 #include "llmgate/chat/chat.hpp"  // chat_request, chat_response
 #include "llmgate/backend/http_client.hpp"
 #include "llmgate/backend/price_table.hpp"
@@ -127,9 +128,12 @@ inline std::optional<std::chrono::milliseconds> retry_delay(
 
 /// The backend_error for an error status: the upstream's error object kept
 /// as it sent it ({"error": {...}} of OpenAI and Anthropic; Ollama's
-/// {"error": "text"} becomes {"message": "text"}; a body that is not JSON
+/// {"error": "text"} becomes {"message": "text"}; an object with a
+/// "message" and no "error" (vLLM's) is the error object; a body that is not JSON
 /// becomes {"message": <its first 512 bytes>}). 429, 408, 409 and 5xx are
-/// retryable, except OpenAI's insufficient_quota, which waiting never cures.
+/// retryable, except OpenAI's insufficient_quota and a prompt longer than
+/// the model's context (code context_length_exceeded from then on), which
+/// waiting never cures.
 inline backend_error upstream_failure(std::string_view backend, const http_response& response) {
   const unsigned status = response.result_int();
   boost::json::object upstream;
@@ -138,6 +142,7 @@ inline backend_error upstream_failure(std::string_view backend, const http_respo
   const auto* inner = !code && body.is_object() ? body.get_object().if_contains("error") : nullptr;
   if (inner && inner->is_object()) upstream = inner->get_object();
   else if (inner && inner->is_string()) upstream["message"] = inner->get_string();
+  else if (!code && body.is_object() && body.get_object().contains("message")) upstream = body.get_object();
   else upstream["message"] = response.body().substr(0, 512);
 
   const auto text = [&](std::string_view key) -> std::string_view {
@@ -145,7 +150,9 @@ inline backend_error upstream_failure(std::string_view backend, const http_respo
     return field && field->is_string() ? std::string_view(field->get_string()) : "";
   };
   const bool out_of_quota = text("code") == "insufficient_quota" || text("type") == "insufficient_quota";
-  const bool retryable = !out_of_quota && (status == 429 || status == 408 || status == 409 || status >= 500);
+  const bool overflow = status != 429 && mark_context_overflow(upstream);
+  const bool retryable =
+      !out_of_quota && !overflow && (status == 429 || status == 408 || status == 409 || status >= 500);
   std::string message = std::string(backend) + ": HTTP " + std::to_string(status);
   if (!text("message").empty()) message += ": " + std::string(text("message"));
   return backend_error(errc::upstream_error, message,

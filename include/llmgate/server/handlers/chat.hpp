@@ -41,6 +41,7 @@
 #include "llmgate/route/preferences.hpp"         // preferences
 #include "llmgate/route/router.hpp"              // routing_decision
 #include "llmgate/server/admission.hpp"          // admission_gate
+#include "llmgate/server/backend_failures.hpp"   // client_failure_of
 #include "llmgate/server/config.hpp"             // gateway_config
 #include "llmgate/server/exchange.hpp"           // exchange, handler_result
 #include "llmgate/server/feedback_registry.hpp"  // feedback_registry
@@ -146,7 +147,8 @@ class chat_handler {
     }
 
     if (failure || timed_out) {
-      auto [status, body] = !timed_out ? error_of(failure, outcome)
+      std::optional<std::chrono::seconds> retry_after;
+      auto [status, body] = !timed_out ? error_of(failure, outcome, retry_after)
                                        : std::pair(http_status::gateway_timeout,
                                                    openai_error("The model did not answer within " +
                                                                     std::to_string(timeout.count()) + " ms.",
@@ -154,6 +156,7 @@ class chat_handler {
       if (!sse.started()) {
         auto reply = json_response(status, body);
         if (!outcome.backend.empty()) reply.set("x-llmgate-backend", outcome.backend);
+        if (retry_after) reply.set(http::field::retry_after, std::to_string(retry_after->count()));
         co_return finish(std::move(reply));
       }
       co_await sse.fail(body);  // the client sees the error and the end of the stream, no [DONE]
@@ -252,17 +255,25 @@ class chat_handler {
 
   // ---------------------------------------------------------------------------
 
-  // The status and error object a failed pipeline answers with: 502 and
-  // the upstream's own error object for a backend failure, 500 otherwise.
-  static std::pair<http_status, boost::json::object> error_of(std::exception_ptr failure, request_outcome& outcome) {
+  // The status and error object a failed pipeline answers with, streamed
+  // or not, and the Retry-After to send with it: a backend failure as
+  // client_failure_of says (an upstream's 4xx keeps its status), 500
+  // otherwise. What failed and where (backend, URL) goes to the log only.
+  std::pair<http_status, boost::json::object> error_of(std::exception_ptr failure, request_outcome& outcome,
+                                                       std::optional<std::chrono::seconds>& retry_after) const {
     try {
       std::rethrow_exception(failure);
     } catch (const backend_error& e) {
       outcome.backend = e.backend();
-      return {http_status::bad_gateway, boost::json::object{{"error", e.error_object()}}};
+      s_.log->event("backend_failure", {{"tenant", outcome.tenant}, {"backend", e.backend()},
+                                        {"upstream_status", e.status()}, {"error", e.what()}});
+      client_failure answer = client_failure_of(e);
+      retry_after = answer.retry_after;
+      return {answer.status, std::move(answer.body)};
     } catch (const std::exception& e) {
+      s_.log->event("gateway_failure", {{"tenant", outcome.tenant}, {"error", e.what()}});
       return {http_status::internal_server_error,
-              openai_error(std::string("The gateway failed: ") + e.what(), "server_error", "internal_error")};
+              openai_error("The gateway failed to answer the request.", "server_error", "internal_error")};
     }
   }
 

@@ -19,7 +19,7 @@
 //     "router":   {"aliases": ["auto"], "preferences": "balanced",
 //                  "registry": "models.json", "examples": "examples.jsonl"},
 //     "tenants":  [{"name": "acme", "api_key_env": "ACME_KEY"}, {"name": "dev", "api_key": "sk-dev"}],
-//     "admin":    {"api_key_env": "LLMGATE_ADMIN_KEY"},
+//     "admin":    {"api_key_env": "LLMGATE_ADMIN_KEY", "metrics_token": "scraper-token"},  // token: /metrics only
 //     "exact_cache":    {"enabled": true, "max_entries": 100000, "max_bytes": 268435456,
 //                        "eviction": {"policy": "lru"}, "ttl_seconds": 0},
 //     "semantic_cache": {"enabled": true, "max_entries": 100000,
@@ -181,6 +181,7 @@ struct gateway_config {
   std::shared_ptr<const price_table> prices = std::make_shared<price_table>();  ///< by model name
   std::vector<tenant_config> tenants;
   std::string admin_key = {};  ///< "" : the admin views are off
+  std::string metrics_token = {};  ///< opens /metrics (as the admin key does) and nothing else; "" : none
 
   bool exact_cache = true;
   std::uint64_t exact_max_entries = 100'000;
@@ -539,7 +540,10 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
     }
     config.tenants.push_back(std::move(tenant));
   }
-  if (const auto* admin = read::object(root, "admin", "")) config.admin_key = read::secret(*admin, "admin", true);
+  if (const auto* admin = read::object(root, "admin", "")) {
+    config.admin_key = read::secret(*admin, "admin", true);
+    config.metrics_token = read::string(*admin, "metrics_token", "admin");
+  }
 
   if (const auto* exact = read::object(root, "exact_cache", "")) {
     config.exact_cache = read::flag(*exact, "enabled", "exact_cache", config.exact_cache);

@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(every_request_gets_one_line_with_its_status) {
   auto config = demo_config();
   config.max_body_bytes = 1000;
   config.log_requests = true;
-  std::string cost_text;
+  std::string cost_text, stats_text;
   {
     gateway server(config, log);
     server.start();
@@ -83,6 +83,7 @@ BOOST_AUTO_TEST_CASE(every_request_gets_one_line_with_its_status) {
     get(port, "/nowhere?key=secret-in-query");
     post(port, "/v1/chat/completions", chat_body(std::string(2000, 'x')), "key-acme");
     get(port, "/healthz");
+    stats_text = get(port, "/admin/stats", "admin-key").body;
   }
   const auto lines = request_lines(contents(log));
   const std::regex exponent("[0-9][eE][-+0-9]");
@@ -104,6 +105,7 @@ BOOST_AUTO_TEST_CASE(every_request_gets_one_line_with_its_status) {
       {"GET", "/nowhere", 404, nullptr, nullptr, false},
       {"POST", "/v1/chat/completions", 413, "acme", nullptr, false},
       {"GET", "/healthz", 200, nullptr, nullptr, false},
+      {"GET", "/admin/stats", 200, nullptr, nullptr, false},
   };
   BOOST_TEST_REQUIRE(lines.size() == wanted.size());
   for (std::size_t i = 0; i < wanted.size(); ++i) {
@@ -131,6 +133,9 @@ BOOST_AUTO_TEST_CASE(every_request_gets_one_line_with_its_status) {
   BOOST_TEST(lines[0].first.find("\"cost_usd\":0.00001575,") != std::string::npos, lines[0].first);
   BOOST_TEST(cost_text.find("\"cost_usd\":0.00001575") != std::string::npos, cost_text);
   BOOST_TEST(!std::regex_search(cost_text, exponent), cost_text);
+  // And JSON built as a tree (json_response): the dashboard's figures.
+  BOOST_TEST(stats_text.find("\"semantic_hit_rate\":0.0,") != std::string::npos, stats_text);
+  BOOST_TEST(!std::regex_search(stats_text, exponent), stats_text);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

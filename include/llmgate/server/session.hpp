@@ -106,11 +106,13 @@ class session final : public session_base,
         if (ec == http::error::body_limit) {
           const auto started = clock::now();
           auto response = options_.too_large;
-          co_await http::async_write(stream_, response, boost::asio::use_awaitable);
+          auto [failed, written] = co_await http::async_write(stream_, response,
+                                                              boost::asio::as_tuple(boost::asio::use_awaitable));
           observe({.method = parser.get().method_string(), .path = path_of(parser.get()),
-                   .status = response.result_int(), .tenant = routes_.keys().tenant_of(parser.get())},
+                   .status = response.result_int(), .tenant = routes_.keys().tenant_of(parser.get()),
+                   .aborted = !!failed},
                   started);
-          co_await linger(lowest);
+          if (!failed) co_await linger(lowest);
           break;
         }
         if (ec) break;

@@ -19,9 +19,10 @@
 #include <string_view>  // std::string_view
 #include <utility>      // std::exchange
 
+#include <boost/json/array.hpp>       // boost::json::array
+#include <boost/json/object.hpp>      // boost::json::object
 #include <boost/json/serializer.hpp>  // boost::json::serializer
-#include <boost/json/string.hpp>      // boost::json::string
-#include <boost/json/value.hpp>       // boost::json::value, object, array
+#include <boost/json/value.hpp>       // boost::json::value
 
 #include "llmgate/version.hpp"  // the inline versioned namespace
 
@@ -54,29 +55,29 @@ class json_appender {
       case boost::json::kind::uint64: integer(value.get_uint64()); return;
       case boost::json::kind::double_: number(value.get_double()); return;
       case boost::json::kind::string: string(value.get_string()); return;
-      case boost::json::kind::array: {
-        out_.push_back('[');
-        bool first = true;
-        for (const auto& element : value.get_array()) {
-          if (!std::exchange(first, false)) out_.push_back(',');
-          this->value(element);
-        }
-        out_.push_back(']');
-        return;
-      }
-      case boost::json::kind::object: {
-        out_.push_back('{');
-        bool first = true;
-        for (const auto& field : value.get_object()) {
-          if (!std::exchange(first, false)) out_.push_back(',');
-          string(field.key());
-          out_.push_back(':');
-          this->value(field.value());
-        }
-        out_.push_back('}');
-        return;
-      }
+      case boost::json::kind::array: this->value(value.get_array()); return;
+      case boost::json::kind::object: this->value(value.get_object()); return;
     }
+  }
+  void value(const boost::json::array& array) {
+    out_.push_back('[');
+    bool first = true;
+    for (const auto& element : array) {
+      if (!std::exchange(first, false)) out_.push_back(',');
+      value(element);
+    }
+    out_.push_back(']');
+  }
+  void value(const boost::json::object& object) {
+    out_.push_back('{');
+    bool first = true;
+    for (const auto& field : object) {
+      if (!std::exchange(first, false)) out_.push_back(',');
+      string(field.key());
+      out_.push_back(':');
+      value(field.value());
+    }
+    out_.push_back('}');
   }
 
   /// `d` as JSON text onto `out`: a plain decimal (see the top of this file).

@@ -12,8 +12,7 @@
 #include <boost/json/object.hpp>             // boost::json::object
 
 #include "llmgate/chat/detail/json_appender.hpp"  // json_appender
-
-#include "llmgate/server/openai_errors.hpp"    // openai_error
+#include "llmgate/server/openai_errors.hpp"       // openai_error
 
 namespace llmgate::inline v0 {
 

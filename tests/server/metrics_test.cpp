@@ -143,4 +143,27 @@ BOOST_AUTO_TEST_CASE(every_status_the_gateway_writes_is_counted) {
   BOOST_TEST(metrics.body.find("llmgate_chat_requests_total{tenant=\"acme\",cache=\"miss\"} 1\n") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(the_metrics_token_comes_from_the_admin_section) {
+  const auto config = gateway_config::from_json(boost::json::parse(R"({
+    "models": ["m"], "backends": [{"name": "demo", "kind": "demo"}], "tenants": [{"name": "acme", "api_key": "k"}],
+    "admin": {"api_key": "admin-key", "metrics_token": "scraper-token"}})"));
+  BOOST_TEST(config.metrics_token == "scraper-token");
+  BOOST_TEST(config.admin_key == "admin-key");
+  const access_keys keys(config);
+  const auto asking = [&](std::string_view authorization) {
+    http_request request(boost::beast::http::verb::get, "/metrics", 11);
+    request.set(boost::beast::http::field::authorization, authorization);
+    return keys.metrics(request);
+  };
+  BOOST_TEST(asking("Bearer scraper-token"));
+  BOOST_TEST(asking("Bearer admin-key"));
+  BOOST_TEST(!asking("Bearer scraper"));
+  BOOST_TEST(!asking(""));
+  BOOST_TEST(!keys.admin([] {  // the token opens /metrics only
+    http_request request(boost::beast::http::verb::get, "/admin/stats", 11);
+    request.set(boost::beast::http::field::authorization, "Bearer scraper-token");
+    return request;
+  }()));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

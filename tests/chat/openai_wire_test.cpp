@@ -1,14 +1,15 @@
 // openai_wire: every body it writes has the bytes a boost::json tree of it
-// serialised to before (reference_wire.hpp), escapes and number formats
-// included; what it reads keeps passed-through JSON as text.
+// written by json_appender has (reference_wire.hpp), escapes and number
+// formats included (doubles as plain decimals); what it reads keeps
+// passed-through JSON as text.
 #include <optional>  // std::optional
 #include <string>    // std::string
 #include <vector>    // std::vector
 
 #include <boost/json/parse.hpp>      // boost::json::parse
-#include <boost/json/serialize.hpp>  // boost::json::serialize
 #include <boost/test/unit_test.hpp>
 
+#include "llmgate/chat/detail/json_appender.hpp"  // json_appender
 #include "llmgate/chat/openai_wire.hpp"
 #include "reference_wire.hpp"
 
@@ -17,6 +18,13 @@ namespace {
 using namespace llmgate;
 namespace json = boost::json;
 namespace reference = llmgate::test::reference;
+
+// A tree as the gateway writes JSON: Boost.JSON's escapes, plain decimals.
+std::string serialized(const json::value& value) {
+  std::string text;
+  llmgate::detail::json_appender(text).value(value);
+  return text;
+}
 
 const char* const requests[] = {
     R"({"model":"m","messages":[{"role":"user","content":"What is the capital of France?"}]})",
@@ -43,7 +51,7 @@ std::string wire_request_by_tree(const chat_request& request, std::string_view m
     if (!stream_options.is_object()) stream_options = json::object();
     stream_options.as_object()["include_usage"] = true;
   }
-  return json::serialize(body);
+  return serialized(body);
 }
 
 std::vector<chat_response> responses() {
@@ -87,7 +95,7 @@ BOOST_AUTO_TEST_CASE(request_body_has_the_bytes_of_the_tree) {
   for (const char* text : requests) {
     const auto sent = json::parse(text);
     const chat_request request = parse_chat_request(sent);
-    BOOST_TEST(chat_request_body(request) == json::serialize(reference::to_json(request)), text);
+    BOOST_TEST(chat_request_body(request) == serialized(reference::to_json(request)), text);
     for (const std::string_view model : {std::string_view(), std::string_view("other-model")})
       for (const bool stream : {false, true})
         BOOST_TEST(chat_request_body(request, {.model = model, .stream = stream, .include_usage = stream}) ==
@@ -105,7 +113,7 @@ BOOST_AUTO_TEST_CASE(passed_through_values_are_kept_as_serialised_text) {
   BOOST_TEST(request.messages[2].content_json == "null");
   BOOST_TEST(request.messages[3].content_json == "null");  // absent content goes on as null
   BOOST_TEST(request.messages[4].content_json.empty());
-  BOOST_TEST(find_field(request.parameters, "temperature")->json == "3E-1");
+  BOOST_TEST(find_field(request.parameters, "temperature")->json == "0.3");
   BOOST_TEST(find_field(request.parameters, "max_tokens")->json == "18446744073709551615");
   BOOST_TEST(find_field(request.parameters, "model") == nullptr);
   BOOST_TEST(find_field(request.parameters, "stream") == nullptr);
@@ -213,7 +221,7 @@ BOOST_AUTO_TEST_CASE(the_usage_chunk_is_asked_for_with_stream_options_include_us
 
 BOOST_AUTO_TEST_CASE(completion_body_has_the_bytes_of_the_tree) {
   for (const auto& response : responses()) {
-    BOOST_TEST(completion_body(response) == json::serialize(reference::to_json(response)));
+    BOOST_TEST(completion_body(response) == serialized(reference::to_json(response)));
     const auto read_back = parse_chat_response(json::parse(completion_body(response)));
     BOOST_TEST(read_back.content == response.content);
     BOOST_TEST(read_back.tool_calls_json == response.tool_calls_json);
@@ -224,7 +232,7 @@ BOOST_AUTO_TEST_CASE(completion_body_has_the_bytes_of_the_tree) {
 BOOST_AUTO_TEST_CASE(chunk_bodies_have_the_bytes_of_the_tree) {
   for (const auto& chunk : chunks()) {
     BOOST_TEST(chunk_body(chunk, "chatcmpl-\"1\"", "m\xc3\xa9", -5) ==
-               json::serialize(reference::to_json(chunk, "chatcmpl-\"1\"", "m\xc3\xa9", -5)));
+               serialized(reference::to_json(chunk, "chatcmpl-\"1\"", "m\xc3\xa9", -5)));
     const auto read_back = parse_chat_chunk(json::parse(chunk_body(chunk, "i", "m", 1)));
     BOOST_TEST(read_back.content_delta == chunk.content_delta);
     BOOST_TEST(read_back.tool_call_deltas_json == chunk.tool_call_deltas_json);
@@ -236,7 +244,7 @@ BOOST_AUTO_TEST_CASE(chunk_bodies_have_the_bytes_of_the_tree) {
   role["choices"].as_array()[0].as_object()["delta"] = json::object{{"role", "assistant"}, {"content", ""}};
   std::string written;
   append_role_chunk_body(written, "id", "m", 7);
-  BOOST_TEST(written == json::serialize(role));
+  BOOST_TEST(written == serialized(role));
   for (const std::optional<double> saved : {std::optional<double>(), std::optional<double>(2.5e-7)}) {
     const token_usage usage{10, 5, 4, 1};
     auto last = reference::to_json(chat_chunk{}, "id", "m", 7);
@@ -247,7 +255,7 @@ BOOST_AUTO_TEST_CASE(chunk_bodies_have_the_bytes_of_the_tree) {
     last["usage"] = std::move(usage_json);
     written.clear();
     append_usage_chunk_body(written, usage, 0.125, saved, "id", "m", 7);
-    BOOST_TEST(written == json::serialize(last));
+    BOOST_TEST(written == serialized(last));
   }
 }
 

@@ -11,6 +11,8 @@
 
 #include <boost/json/parse.hpp>      // boost::json::parse
 #include <boost/json/serialize.hpp>  // boost::json::serialize
+
+#include "llmgate/chat/detail/json_appender.hpp"  // json_appender
 #include <boost/test/unit_test.hpp>
 
 #include "llmgate/chat/openai_wire.hpp"  // parse_chat_request, chat_request_body
@@ -21,7 +23,8 @@ namespace {
 using namespace llmgate;
 
 // The definition canonical_json meets: members sorted by name, each name
-// and scalar as boost::json::serialize writes it.
+// and scalar as json_appender writes it (Boost.JSON's escapes, doubles as
+// plain decimals).
 std::string sorted_serialization(const boost::json::value& value) {
   if (const auto* object = value.if_object()) {
     std::vector<const boost::json::key_value_pair*> members;
@@ -42,7 +45,9 @@ std::string sorted_serialization(const boost::json::value& value) {
     }
     return out + ']';
   }
-  return boost::json::serialize(value);
+  std::string scalar;
+  detail::json_appender(scalar).value(value);
+  return scalar;
 }
 
 std::string exact_text_by_definition(const chat_request& request) {
@@ -99,7 +104,7 @@ BOOST_AUTO_TEST_CASE(canonical_json_sorts_members_at_every_depth) {
       R"({"b": [3, {"z": null, "a": true}], "a": {"y": -1.5e300, "x": "q\"\\\n\u0001é"}, "": 18446744073709551615})");
   BOOST_TEST(canonical_json(value) == sorted_serialization(value));
   BOOST_TEST(canonical_json(value) ==
-             R"({"":18446744073709551615,"a":{"x":"q\"\\\n\u0001é","y":-1.5E300},"b":[3,{"a":true,"z":null}]})");
+             R"({"":18446744073709551615,"a":{"x":"q\"\\\n\u0001é","y":-1.5e+300},"b":[3,{"a":true,"z":null}]})");
   BOOST_TEST(canonical_json(boost::json::parse("{}")) == "{}");
   BOOST_TEST(canonical_json(boost::json::parse("[]")) == "[]");
   BOOST_TEST(canonical_json(boost::json::parse("[[],{}]")) == "[[],{}]");

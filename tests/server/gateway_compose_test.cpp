@@ -142,7 +142,9 @@ BOOST_AUTO_TEST_CASE(auto_routes_coding_and_chit_chat_to_different_models) {
   upstream_server upstream;
   upstream.on("/v1/chat/completions", echo_model);
   upstream.start();
-  gateway server(routed_config(upstream.url("/v1")), nullptr);
+  auto config = routed_config(upstream.url("/v1"));
+  config.metrics_token = "scraper-token";  // /metrics needs it
+  gateway server(std::move(config), nullptr);
   server.start();
   std::map<std::string, std::string> headers;
   BOOST_TEST(ask(server.port(), coding_question, "auto", &headers) == "answered by code-model-v2");
@@ -177,7 +179,7 @@ BOOST_AUTO_TEST_CASE(auto_routes_coding_and_chit_chat_to_different_models) {
   BOOST_TEST(field.header("x-llmgate-model") == "cheap-chat");
   BOOST_TEST(!upstream.received().back().json().as_object().contains("llmgate_preferences"));
 
-  const auto metrics = get(server.port(), "/metrics").body;
+  const auto metrics = get(server.port(), "/metrics", "scraper-token").body;
   BOOST_TEST(metrics.find("llmgate_routed_requests_total{model=\"code-model\"} 2\n") != std::string::npos, metrics);
   BOOST_TEST(metrics.find("llmgate_routed_requests_total{model=\"cheap-chat\"} 3\n") != std::string::npos);
 }

@@ -72,7 +72,7 @@ struct gateway_fixture {
 BOOST_AUTO_TEST_SUITE(gateway_test)
 
 // append_completion_body writes what the gateway used to build as a JSON
-// tree and serialise: the same bytes, escapes and number formats included.
+// tree and write: the same bytes, escapes and number formats included.
 BOOST_AUTO_TEST_CASE(completion_body_matches_the_serialised_tree) {
   const auto tree = [](const llmgate::chat_response& response, std::string_view id, std::int64_t created,
                        std::optional<double> saved) {
@@ -83,7 +83,9 @@ BOOST_AUTO_TEST_CASE(completion_body_matches_the_serialised_tree) {
     usage["cost_usd"] = response.cost_usd;
     if (saved) usage["saved_usd"] = *saved;
     body["usage"] = std::move(usage);
-    return boost::json::serialize(body);
+    std::string text;  // as the gateway writes JSON: plain decimals
+    llmgate::detail::json_appender(text).value(body);
+    return text;
   };
   llmgate::chat_response plain;
   plain.id = "upstream-id";
@@ -320,7 +322,8 @@ BOOST_FIXTURE_TEST_CASE(models_embeddings_health_metrics_and_stats, gateway_fixt
   BOOST_TEST(embeddings.json().at("data").at(0).at("embedding").as_array().size() == 384u);
   BOOST_TEST(post(port(), "/v1/embeddings", R"({"model": "other", "input": "a"})", "key-acme").status == 404u);
 
-  const auto metrics = get(port(), "/metrics");
+  BOOST_TEST(get(port(), "/metrics").status == 401u);  // it names tenants and their spend
+  const auto metrics = get(port(), "/metrics", "admin-key");
   BOOST_TEST(metrics.status == 200u);
   const std::string exact_hits = "llmgate_chat_requests_total{tenant=\"acme\",cache=\"exact\"} 1\n";
   BOOST_TEST(metrics.body.find(exact_hits) != std::string::npos);

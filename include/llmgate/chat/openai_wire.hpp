@@ -6,11 +6,11 @@
 // chat.completion body and the chat.completion.chunk bodies of a stream).
 //
 // The writers append bytes to a std::string with no JSON tree: strings
-// escaped and numbers formatted as boost::json::serialize writes them, and
-// the passed-through JSON text (parameters, extra, content_json,
-// tool_calls_json) written as it is held. The readers keep passed-through
-// values as boost::json::serialize writes them, so a request read and
-// written again has the bytes a JSON tree of it would serialise to.
+// escaped as boost::json::serialize writes them, doubles as plain decimals
+// (detail/json_appender.hpp), and the passed-through JSON text (parameters,
+// extra, content_json, tool_calls_json) written as it is held. The readers
+// keep passed-through values in that same form, so a request read and
+// written again has the same bytes.
 //
 // Network side: this header uses Boost.JSON; chat/chat.hpp does not.
 #pragma once
@@ -51,7 +51,7 @@ inline std::string text_of(const boost::json::value& content) {
   return joined;
 }
 
-/// `value` as JSON text, as boost::json::serialize writes it.
+/// `value` as JSON text, as json_appender writes it.
 inline std::string json_text(const boost::json::value& value) {
   char digits[24];
   switch (value.kind()) {  // the common scalars without a serializer

@@ -27,8 +27,8 @@ namespace llmgate::inline v0 {
 namespace detail {
 
 // Writes JSON canonically onto the end of a string: object members sorted
-// by name at every depth, scalars and names as boost::json::serialize
-// writes them, with no string per value (the exact cache writes a request
+// by name at every depth, scalars and names as json_appender writes them
+// (doubles as plain decimals), with no string per value (the exact cache writes a request
 // this way on every lookup).
 class canonical_json_writer {
  public:

@@ -1,6 +1,8 @@
 // access_keys: who a request's key says it comes from. Tenants send
 // "Authorization: Bearer <tenant key>"; the admin key opens the admin
-// views, as a Bearer token or as ?key= (a browser opening the dashboard).
+// views, as a Bearer token or as ?key= (a browser opening the dashboard);
+// /metrics takes the admin key or the config's metrics token (a scraper's
+// Bearer token that opens nothing else).
 #pragma once
 
 #include <string>         // std::string
@@ -16,7 +18,8 @@ namespace llmgate::inline v0 {
 
 class access_keys {
  public:
-  explicit access_keys(const gateway_config& config) : admin_key_(config.admin_key) {
+  explicit access_keys(const gateway_config& config)
+      : admin_key_(config.admin_key), metrics_token_(config.metrics_token) {
     for (const auto& tenant : config.tenants) tenant_of_key_[tenant.api_key] = tenant.name;
   }
 
@@ -46,8 +49,17 @@ class access_keys {
     return false;
   }
 
+  /// Whether the request may read /metrics: the admin key, or the metrics
+  /// token as a Bearer token (never, when neither is set).
+  bool metrics(const http_request& request) const {
+    if (admin(request)) return true;
+    return !metrics_token_.empty() &&
+           request[boost::beast::http::field::authorization] == "Bearer " + metrics_token_;
+  }
+
  private:
   std::string admin_key_;
+  std::string metrics_token_;
   std::unordered_map<std::string, std::string> tenant_of_key_;
 };
 

@@ -25,8 +25,7 @@
 //     "router":   {"aliases": ["auto"], "preferences": "balanced",
 //                  "registry": "models.json", "examples": "examples.jsonl"},
 //     "tenants":  [{"name": "acme", "api_key_env": "ACME_KEY"}, {"name": "dev", "api_key": "sk-dev"}],
-//     "admin":    {"api_key_env": "LLMGATE_ADMIN_KEY"},
-//     "metrics_token": "",                             // a bearer token /metrics accepts besides the admin key
+//     "admin":    {"api_key_env": "LLMGATE_ADMIN_KEY", "metrics_token": "scraper-token"},  // token: /metrics only
 //     "exact_cache":    {"enabled": true, "max_entries": 100000, "max_bytes": 268435456,
 //                        "eviction": {"policy": "lru"}, "ttl_seconds": 0},
 //     "semantic_cache": {"enabled": true, "max_entries": 100000,
@@ -237,7 +236,7 @@ struct gateway_config {
   std::shared_ptr<const price_table> prices = std::make_shared<price_table>();  ///< by model name
   std::vector<tenant_config> tenants;
   std::string admin_key = {};  ///< "" : the admin views are off
-  std::string metrics_token = {};  ///< a bearer token /metrics accepts besides the admin key; "": none
+  std::string metrics_token = {};  ///< opens /metrics (as the admin key does) and nothing else; "" : none
 
   bool exact_cache = true;
   std::uint64_t exact_max_entries = 100'000;
@@ -705,7 +704,7 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   using detail::refuse;
   gateway_config config;
   const auto& root = read::object_at(value, "the file");
-  only_known_keys(root, "", {"listen", "limits", "backends", "models", "router", "tenants", "admin", "metrics_token",
+  only_known_keys(root, "", {"listen", "limits", "backends", "models", "router", "tenants", "admin",
                              "exact_cache", "semantic_cache", "snapshot", "log", "fallback_order", "prices", "embedder"});
 
   if (const auto* listen = read::object(root, "listen", "")) {
@@ -849,10 +848,10 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
     config.tenants.push_back({read::string(entry, "name", where), read::secret(entry, where, true)});
   }
   if (const auto* admin = read::object(root, "admin", "")) {
-    only_known_keys(*admin, "admin", {"api_key_env", "api_key"});
+    only_known_keys(*admin, "admin", {"api_key_env", "api_key", "metrics_token"});
     config.admin_key = read::secret(*admin, "admin", true);
+    config.metrics_token = read::string(*admin, "metrics_token", "admin");
   }
-  config.metrics_token = read::string(root, "metrics_token", "");
 
   if (const auto* exact = read::object(root, "exact_cache", "")) {
     only_known_keys(*exact, "exact_cache", {"enabled", "max_entries", "max_bytes", "eviction", "ttl_seconds"});

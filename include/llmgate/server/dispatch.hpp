@@ -1,8 +1,10 @@
 // dispatch_table: from a request's method and path to its handler, with the
 // access each route needs checked on the way:
 //
-//   route_access::open    anyone (/healthz, /metrics);
+//   route_access::open    anyone (/healthz, /readyz);
 //   route_access::admin   the admin key (401 otherwise);
+//   route_access::metrics the admin key or the metrics token (401 otherwise):
+//                         /metrics, which names tenants and their spend;
 //   route_access::tenant  a tenant's key (401 otherwise); the tenant is
 //                         handed to the handler in exchange::tenant.
 //
@@ -32,13 +34,16 @@
 
 namespace llmgate::inline v0 {
 
-enum class route_access { open, admin, tenant };
+enum class route_access { open, admin, metrics, tenant };
 
 class dispatch_table {
  public:
   using handler = std::function<handler_result(exchange&)>;
 
   explicit dispatch_table(const access_keys& keys) : keys_(&keys) {}
+
+  /// Who the table's keys say a request comes from.
+  const access_keys& keys() const noexcept { return *keys_; }
 
   /// Adds a route; a later route for the same method and path is never reached.
   template <class Handler>
@@ -63,6 +68,11 @@ class dispatch_table {
       if (r.access == route_access::tenant && !(e.tenant = keys_->tenant_of(e.request))) return unauthorized();
       if (r.access == route_access::admin && !keys_->admin(e.request))
         return ready(error_response(http_status::unauthorized, "This view needs the admin key.",
+                                    "invalid_request_error", "invalid_api_key"));
+      if (r.access == route_access::metrics && !keys_->metrics(e.request))
+        return ready(error_response(http_status::unauthorized,
+                                    "This view needs the admin key or the metrics token (admin.metrics_token), "
+                                    "sent as \"Authorization: Bearer <token>\".",
                                     "invalid_request_error", "invalid_api_key"));
       return r.call(e);
     }

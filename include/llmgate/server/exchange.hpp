@@ -8,7 +8,9 @@
 //   deadline    the request timeout, which cancels what the handler
 //               waits for when it expires;
 //   keep_alive  whether the connection stays open after this response
-//               (the client asked for it and the gateway is not draining).
+//               (the client asked for it and the gateway is not draining);
+//   outcome     what a chat request did (tenant, cache, backend, cost),
+//               filled by its handler for the session's observer.
 //
 // A handler answers with a whole response, which the session writes, or
 // with nothing once it wrote (streamed) its own through `out`.
@@ -27,7 +29,8 @@
 #include <boost/asio/cancellation_signal.hpp>   // boost::asio::cancellation_signal
 #include <boost/asio/steady_timer.hpp>          // boost::asio::steady_timer
 
-#include "llmgate/server/responses.hpp"  // http_request, http_response
+#include "llmgate/server/request_outcome.hpp"  // request_outcome
+#include "llmgate/server/responses.hpp"        // http_request, http_response
 
 namespace llmgate::inline v0 {
 
@@ -88,6 +91,7 @@ struct exchange {
   request_deadline& deadline;
   bool keep_alive = true;
   const std::string* tenant = nullptr;  ///< set by the dispatch table for routes that need a tenant key
+  std::optional<request_outcome> outcome = {};  ///< set by a handler that answers chat requests
 };
 
 using handler_result = boost::asio::awaitable<std::optional<http_response>>;

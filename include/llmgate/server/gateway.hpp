@@ -17,8 +17,10 @@
 //   GET  /v1/models             the models of the config
 //   POST /v1/feedback           {"id": <response id>, "correct": false}: the
 //                               verdict reaches the cache and the router
-//   GET  /healthz               200, or 503 while draining
-//   GET  /metrics               Prometheus text
+//   GET  /healthz               liveness: 200, or 503 while draining
+//   GET  /readyz                readiness: each backend's state; 503 when a
+//                               model has no backend available, or draining
+//   GET  /metrics               Prometheus text (admin key or metrics token)
 //   GET  /admin/stats           the dashboard's JSON (admin key)
 //   GET  /dashboard?key=KEY     the operator's page (admin key)
 //
@@ -86,6 +88,7 @@
 #include "llmgate/route/router_stage.hpp"             // router_stage
 #include "llmgate/server/access.hpp"                  // access_keys
 #include "llmgate/server/admission.hpp"               // admission_gate
+#include "llmgate/server/backend_health.hpp"          // backend_health, watched_backend
 #include "llmgate/server/backend_registry.hpp"        // backend_registry
 #include "llmgate/server/config.hpp"                  // gateway_config
 #include "llmgate/server/dispatch.hpp"                // dispatch_table
@@ -97,6 +100,7 @@
 #include "llmgate/server/handlers/health.hpp"         // health_handler
 #include "llmgate/server/handlers/metrics.hpp"        // metrics_handler
 #include "llmgate/server/handlers/models.hpp"         // models_handler
+#include "llmgate/server/handlers/readiness.hpp"      // readiness_handler
 #include "llmgate/server/listener.hpp"                // listener
 #include "llmgate/server/metrics.hpp"                 // gateway_metrics
 #include "llmgate/server/model_backends.hpp"          // model_backends, model_backend_stage
@@ -105,6 +109,7 @@
 #include "llmgate/server/remote_embedder.hpp"         // gateway_remote_embedder, make_remote_embedder
 #include "llmgate/server/routing.hpp"                 // gateway_router, make_gateway_router
 #include "llmgate/server/semantic_tier.hpp"           // gateway_semantic_cache, gateway_semantic_stage
+#include "llmgate/server/served_request.hpp"          // served_request
 #include "llmgate/server/session.hpp"                 // session
 #include "llmgate/server/snapshots.hpp"               // gateway_caches
 
@@ -133,7 +138,8 @@ class basic_gateway {
   /// be made.
   basic_gateway(gateway_config config, gateway_parts parts, UserStages... stages)
       : config_(checked(std::move(config), parts.backends)),
-        registry_(std::move(parts.backends)),
+        health_(backend_names(config_)),
+        registry_(watched(std::move(parts.backends), health_)),
         log_(config_.log_requests, parts.log),
         caches_(config_, std::move(parts.clock), log_),
         router_(make_gateway_router(config_)),
@@ -145,7 +151,11 @@ class basic_gateway {
     services_ = {&config_, &models_, &admission_, &feedback_, &metrics_, &log_, &ids_};
     session_options_.max_body_bytes = config_.max_body_bytes;
     session_options_.too_large = too_large();
-    session_options_.on_too_large = [this] { metrics_.record_status(413); };
+    // The one place every response is observed: the metrics and the log.
+    session_options_.on_served = [this](const served_request& served) {
+      metrics_.record(served);
+      log_.write(served);
+    };
     for (std::size_t w = 0; w < listener_.workers(); ++w)
       workers_.push_back(std::make_unique<worker>(*this, listener_.io(w).get_executor()));
   }
@@ -222,7 +232,9 @@ class basic_gateway {
           routes(g.keys_) {
       namespace http = boost::beast::http;
       routes.add(http::verb::get, "/healthz", route_access::open, health_handler{&g.listener_.stopping()})
-          .add(http::verb::get, "/metrics", route_access::open,
+          .add(http::verb::get, "/readyz", route_access::open,
+               readiness_handler{&g.config_, &g.health_, &g.listener_.stopping()})
+          .add(http::verb::get, "/metrics", route_access::metrics,
                metrics_handler{&g.metrics_, [&g] { return g.gauges(); }})
           .add(http::verb::get, "/admin/stats", route_access::admin,
                stats_handler{&g.metrics_, [&g](boost::json::object& stats) { g.add_stats(stats); }})
@@ -271,11 +283,30 @@ class basic_gateway {
     return config;
   }
 
+  // The registry's kinds, each backend made watched by `health` (under its
+  // config name), so that /readyz knows what each last did.
+  static backend_registry watched(backend_registry kinds, backend_health& health) {
+    auto inner = std::make_shared<const backend_registry>(std::move(kinds));
+    backend_registry outer;
+    for (const auto kind : inner->kinds())
+      outer.add(std::string(kind), [inner, &health](const backend_config& config, const backend_setup& setup) {
+        return any_backend(watched_backend(inner->make(config, setup), health, config.name));
+      });
+    return outer;
+  }
+
+  static std::vector<std::string> backend_names(const gateway_config& config) {
+    std::vector<std::string> names;
+    for (const auto& backend : config.backends) names.push_back(backend.name);
+    return names;
+  }
+
   gateway_metrics::gauges gauges() const {
-    return {{"llmgate_in_flight_requests", static_cast<double>(admission_.active())},
-            {"llmgate_queued_requests", static_cast<double>(admission_.queued())},
-            {"llmgate_exact_cache_entries", static_cast<double>(caches_.exact().size())},
-            {"llmgate_semantic_cache_entries", static_cast<double>(caches_.semantic().size())}};
+    return {{"llmgate_in_flight_requests", "Chat requests being answered.", static_cast<double>(admission_.active())},
+            {"llmgate_queued_requests", "Chat requests waiting for a place.", static_cast<double>(admission_.queued())},
+            {"llmgate_exact_cache_entries", "Answers in the exact cache.", static_cast<double>(caches_.exact().size())},
+            {"llmgate_semantic_cache_entries", "Answers in the semantic cache.",
+             static_cast<double>(caches_.semantic().size())}};
   }
 
   void add_stats(boost::json::object& stats) const {
@@ -302,6 +333,7 @@ class basic_gateway {
   }
 
   gateway_config config_;
+  backend_health health_;  // before the registry, whose backends tell it their results
   backend_registry registry_;
   request_log log_;
   gateway_caches caches_;

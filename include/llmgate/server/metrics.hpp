@@ -1,97 +1,82 @@
 // gateway_metrics: what the gateway counts, per tenant and per backend, and
 // its two renderings: Prometheus text (GET /metrics) and the JSON the
-// dashboard reads (GET /admin/stats). One mutex: a request adds to a few
+// dashboard reads (GET /admin/stats). Fed from one place, the session's
+// record of each response it wrote (served_request): every status is
+// counted, whoever answered it; a chat request's outcome adds its tenant's,
+// its backend's and its cache's figures. One mutex: a request adds to a few
 // counters once, which is nothing beside parsing its JSON.
+//
+// The text is Prometheus's exposition format 0.0.4: a HELP and a TYPE line
+// per family, label values escaped, numbers in their shortest form (0.9,
+// not 0.90000000000000002; +Inf, NaN), and the latency summary with its
+// _sum and _count. tests/server/metrics_test.cpp checks it with promtool.
 #pragma once
 
+#include <charconv>     // std::to_chars
 #include <chrono>       // std::chrono
+#include <cmath>        // std::isnan, std::isinf
 #include <cstdint>      // std::uint64_t
-#include <cstdio>       // std::snprintf
 #include <functional>   // std::less
+#include <limits>       // std::numeric_limits
 #include <map>          // std::map
 #include <mutex>        // std::mutex, std::lock_guard
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <vector>       // std::vector
 
+#include <boost/json/array.hpp>   // boost::json::array
 #include <boost/json/object.hpp>  // boost::json::object
 
-#include "llmgate/metrics/latency_histogram.hpp"
-#include "llmgate/pipeline/request_context.hpp"
+#include "llmgate/metrics/latency_histogram.hpp"  // latency_histogram
+#include "llmgate/pipeline/request_context.hpp"   // cache_outcome, to_string
+#include "llmgate/server/request_outcome.hpp"     // request_outcome
+#include "llmgate/server/served_request.hpp"      // served_request
 
 namespace llmgate::inline v0 {
 
-/// What one chat request did, as the metrics and the log see it.
-struct request_outcome {
-  std::string tenant;
-  cache_outcome cache = cache_outcome::miss;
-  std::string backend = {};
-  unsigned status = 200;
-  std::chrono::nanoseconds latency{};
-  std::uint64_t prompt_tokens = 0;
-  std::uint64_t completion_tokens = 0;
-  double cost_usd = 0;
-  double saved_usd = 0;
-  std::string_view model = {};  ///< the model a router chose (alive while the router is); empty: not routed
-  std::string route = {};       ///< the router's reasons, for the log; empty: not routed or not logged
-};
-
 class gateway_metrics {
  public:
-  /// Gauges read at rendering time (cache sizes, queue lengths), by name.
-  using gauges = std::map<std::string, double>;
+  /// A gauge read at rendering time (a cache's size, a queue's length).
+  struct gauge {
+    std::string name;
+    std::string help;
+    double value;
+  };
+  using gauges = std::vector<gauge>;
 
-  void record(const request_outcome& r) {
+  /// Counts a response the gateway wrote, and a chat request's outcome.
+  void record(const served_request& served) {
     std::lock_guard lock(mutex_);
-    auto& t = tenants_[r.tenant];
-    ++t.requests;
-    if (r.status >= 400) ++t.errors;
-    else ++t.by_outcome[static_cast<int>(r.cache)];
-    t.cost_usd += r.cost_usd;
-    t.saved_usd += r.saved_usd;
-    t.prompt_tokens += r.prompt_tokens;
-    t.completion_tokens += r.completion_tokens;
-    t.latency.record(r.latency);
-    ++statuses_[r.status];
-    latency_.record(r.latency);
-    if (!r.model.empty()) {
-      auto routed = routed_.find(r.model);
-      if (routed == routed_.end()) routed = routed_.emplace(std::string(r.model), 0).first;
-      ++routed->second;
-    }
-    if (!r.backend.empty()) {
-      auto& b = backends_[r.backend];
-      ++b.calls;
-      if (r.status >= 400) ++b.errors;
-      b.cost_usd += r.cost_usd;
-      b.latency.record(r.latency);
-    }
-  }
-
-  /// Requests that never reached a tenant (401, 404 paths, 413...).
-  void record_status(unsigned status) {
-    std::lock_guard lock(mutex_);
-    ++statuses_[status];
+    ++statuses_[served.status];
+    if (served.outcome) record_outcome(*served.outcome, served.latency);
   }
 
   std::string prometheus(const gauges& now) const {
     std::lock_guard lock(mutex_);
     std::string out;
-    family(out, "llmgate_chat_requests_total", "counter", "Chat completion requests by tenant and cache outcome.");
+    family(out, "llmgate_http_responses_total", "counter",
+           "HTTP responses the gateway wrote, by status, on every route (the gateway's own 401, 404, 413 too).");
+    for (const auto& [status, count] : statuses_)
+      line(out, "llmgate_http_responses_total", "status=\"" + std::to_string(status) + "\"",
+           static_cast<double>(count));
+    family(out, "llmgate_chat_requests_total", "counter",
+           "Chat completion requests answered, by tenant and cache outcome.");
     for (const auto& [name, t] : tenants_)
       for (int outcome = 0; outcome < 3; ++outcome)
         line(out, "llmgate_chat_requests_total",
              "tenant=\"" + escape(name) + "\",cache=\"" +
                  std::string(to_string(static_cast<cache_outcome>(outcome))) + "\"",
              static_cast<double>(t.by_outcome[outcome]));
-    tenant_family(out, "llmgate_chat_errors_total", "counter", "Chat requests answered with an error.",
+    tenant_family(out, "llmgate_chat_errors_total", "counter", "Chat requests answered with an error, by tenant.",
                   [](const tenant_counts& t) { return static_cast<double>(t.errors); });
-    tenant_family(out, "llmgate_cost_usd_total", "counter", "Money spent on model calls, USD.",
+    tenant_family(out, "llmgate_cost_usd_total", "counter", "Money spent on model calls, in US dollars, by tenant.",
                   [](const tenant_counts& t) { return t.cost_usd; });
-    tenant_family(out, "llmgate_saved_usd_total", "counter", "Money the caches saved, USD.",
+    tenant_family(out, "llmgate_saved_usd_total", "counter", "Money the caches saved, in US dollars, by tenant.",
                   [](const tenant_counts& t) { return t.saved_usd; });
-    tenant_family(out, "llmgate_prompt_tokens_total", "counter", "Prompt tokens of answered requests.",
+    tenant_family(out, "llmgate_prompt_tokens_total", "counter", "Prompt tokens of answered requests, by tenant.",
                   [](const tenant_counts& t) { return static_cast<double>(t.prompt_tokens); });
-    tenant_family(out, "llmgate_completion_tokens_total", "counter", "Completion tokens of answered requests.",
+    tenant_family(out, "llmgate_completion_tokens_total", "counter",
+                  "Completion tokens of answered requests, by tenant.",
                   [](const tenant_counts& t) { return static_cast<double>(t.completion_tokens); });
     family(out, "llmgate_backend_calls_total", "counter", "Requests a backend answered or failed.");
     for (const auto& [name, b] : backends_)
@@ -104,16 +89,17 @@ class gateway_metrics {
       for (const auto& [model, count] : routed_)
         line(out, "llmgate_routed_requests_total", "model=\"" + escape(model) + "\"", static_cast<double>(count));
     }
-    family(out, "llmgate_http_responses_total", "counter", "HTTP responses by status.");
-    for (const auto& [status, count] : statuses_)
-      line(out, "llmgate_http_responses_total", "status=\"" + std::to_string(status) + "\"",
-           static_cast<double>(count));
-    family(out, "llmgate_request_duration_seconds", "summary", "Chat request latency.");
+    family(out, "llmgate_request_duration_seconds", "summary",
+           "Chat completion requests' time from the request read to the response written.");
+    const std::uint64_t count = latency_.count();
     for (const double q : {0.5, 0.9, 0.99})
-      line(out, "llmgate_request_duration_seconds", "quantile=\"" + number(q) + "\"", seconds(latency_.percentile(q)));
-    for (const auto& [name, value] : now) {
-      family(out, name, "gauge", "");
-      line(out, name, "", value);
+      line(out, "llmgate_request_duration_seconds", "quantile=\"" + number(q) + "\"",
+           count ? seconds(latency_.percentile(q)) : not_a_number);  // no observation: NaN, as Prometheus's clients write
+    line(out, "llmgate_request_duration_seconds_sum", "", latency_sum_seconds_);
+    line(out, "llmgate_request_duration_seconds_count", "", static_cast<double>(count));
+    for (const auto& g : now) {
+      family(out, g.name, "gauge", g.help);
+      line(out, g.name, "", g.value);
     }
     return out;
   }
@@ -150,6 +136,32 @@ class gateway_metrics {
   }
 
  private:
+  void record_outcome(const request_outcome& r, std::chrono::nanoseconds latency) {
+    auto& t = tenants_[r.tenant];
+    ++t.requests;
+    if (r.status >= 400) ++t.errors;
+    else if (r.cache) ++t.by_outcome[static_cast<int>(*r.cache)];
+    t.cost_usd += r.cost_usd;
+    t.saved_usd += r.saved_usd;
+    t.prompt_tokens += r.prompt_tokens;
+    t.completion_tokens += r.completion_tokens;
+    t.latency.record(latency);
+    latency_.record(latency);
+    latency_sum_seconds_ += seconds(latency);
+    if (!r.model.empty()) {
+      auto routed = routed_.find(r.model);
+      if (routed == routed_.end()) routed = routed_.emplace(std::string(r.model), 0).first;
+      ++routed->second;
+    }
+    if (!r.backend.empty()) {
+      auto& b = backends_[r.backend];
+      ++b.calls;
+      if (r.status >= 400) ++b.errors;
+      b.cost_usd += r.cost_usd;
+      b.latency.record(latency);
+    }
+  }
+
   struct tenant_counts {
     std::uint64_t requests = 0, errors = 0;
     std::uint64_t by_outcome[3] = {0, 0, 0};  // indexed by cache_outcome
@@ -203,11 +215,15 @@ class gateway_metrics {
     if (!labels.empty()) out.append("{").append(labels).append("}");
     out.append(" ").append(number(value)).append("\n");
   }
+  // The shortest text that reads back as `value`, in Prometheus's spelling
+  // of the values that are not numbers.
   static std::string number(double value) {
+    if (std::isnan(value)) return "NaN";
+    if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
     char text[32];
-    std::snprintf(text, sizeof text, "%.17g", value);
-    return text;
+    return std::string(text, std::to_chars(text, text + sizeof text, value).ptr);
   }
+  static constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
   static double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
   // Label values escape \, " and newlines (Prometheus text format).
   static std::string escape(std::string_view value) {
@@ -225,7 +241,8 @@ class gateway_metrics {
   std::map<std::string, backend_counts> backends_;
   std::map<unsigned, std::uint64_t> statuses_;
   std::map<std::string, std::uint64_t, std::less<>> routed_;  // by the model a router chose
-  latency_histogram latency_;
+  latency_histogram latency_;  // chat requests'
+  double latency_sum_seconds_ = 0;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 

@@ -10,9 +10,9 @@
 #include <boost/beast/http/status.hpp>       // boost::beast::http::status
 #include <boost/beast/http/string_body.hpp>  // boost::beast::http::string_body
 #include <boost/json/object.hpp>             // boost::json::object
-#include <boost/json/serialize.hpp>          // boost::json::serialize
 
-#include "llmgate/server/openai_errors.hpp"  // openai_error
+#include "llmgate/chat/detail/json_appender.hpp"  // json_appender
+#include "llmgate/server/openai_errors.hpp"       // openai_error
 
 namespace llmgate::inline v0 {
 
@@ -34,8 +34,12 @@ inline http_response text_response(std::string_view content_type, std::string bo
   return response;
 }
 
+/// `body` with its doubles as plain decimals (0.0123, not 1.23E-2), as
+/// every JSON the gateway writes.
 inline http_response json_response(http_status status, const boost::json::object& body) {
-  return text_response("application/json", boost::json::serialize(body), status);
+  std::string text;
+  detail::json_appender(text).value(body);
+  return text_response("application/json", std::move(text), status);
 }
 
 inline http_response error_response(http_status status, std::string_view message, std::string_view type,

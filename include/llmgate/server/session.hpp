@@ -2,17 +2,25 @@
 // in order (HTTP/1.1 keep-alive), on the thread that accepted it, until
 // the client or a drain closes it:
 //   - an idle connection waits at most idle_timeout for its next request;
-//   - a body over max_body_bytes gets 413 and the connection closes;
+//   - a body over max_body_bytes gets 413, then the session reads and
+//     discards what the client still sends, for a bounded time and size,
+//     before it closes (nginx's lingering close): a client that writes its
+//     whole body before reading (the OpenAI SDKs) would otherwise see its
+//     write fail on the connection's reset, never the 413;
 //   - each request goes to the dispatch table; a whole response is written
 //     from a buffer the session keeps (its capacity serves the next one),
 //     a streamed one was written by its handler through the session
 //     (response_stream);
+//   - every response it writes, whoever made it, is told to on_served once
+//     written (status, method, path, tenant, latency, a chat outcome): the
+//     one place the metrics and the request log are fed from;
 //   - while a handler runs the session is busy, and a drain lets it finish.
 // Stream: boost::beast::tcp_stream, or a stream layered on one (TLS).
 #pragma once
 
+#include <algorithm>    // std::min
 #include <atomic>       // std::atomic
-#include <chrono>       // std::chrono::seconds
+#include <chrono>       // std::chrono::seconds, steady_clock
 #include <cstdint>      // std::uint64_t
 #include <exception>    // std::exception
 #include <functional>   // std::function
@@ -21,6 +29,7 @@
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
+#include <vector>       // std::vector (the discarded bytes of a lingering close)
 
 #include <boost/asio/as_tuple.hpp>   // boost::asio::as_tuple
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
@@ -39,7 +48,8 @@
 #include "llmgate/server/dispatch.hpp"        // dispatch_table
 #include "llmgate/server/exchange.hpp"        // exchange, response_stream, request_deadline
 #include "llmgate/server/response_bytes.hpp"  // append_response_bytes
-#include "llmgate/server/responses.hpp"       // error_response
+#include "llmgate/server/responses.hpp"       // error_response, path_of
+#include "llmgate/server/served_request.hpp"  // served_request
 
 namespace llmgate::inline v0 {
 
@@ -48,8 +58,13 @@ struct session_options {
   std::chrono::steady_clock::duration idle_timeout = std::chrono::seconds(60);
   /// The response to a body over max_body_bytes; the session closes after it.
   http_response too_large = {};
-  /// Told of each 413 (the metrics count it).
-  std::function<void()> on_too_large = {};
+  /// After a 413: how long in all, how long between two reads, and how many
+  /// bytes the rest of the body is read and discarded before the close.
+  std::chrono::steady_clock::duration linger_time = std::chrono::seconds(5);
+  std::chrono::steady_clock::duration linger_pause = std::chrono::seconds(2);
+  std::uint64_t linger_bytes = std::uint64_t{64} << 20;
+  /// Told of every response written (and of one the client left before).
+  std::function<void(const served_request&)> on_served = {};
 };
 
 /// What the listener needs of a session to drain it, whatever its stream.
@@ -89,9 +104,15 @@ class session final : public session_base,
         auto [ec, bytes] = co_await http::async_read(stream_, buffer, parser,
                                                      boost::asio::as_tuple(boost::asio::use_awaitable));
         if (ec == http::error::body_limit) {
-          if (options_.on_too_large) options_.on_too_large();
+          const auto started = clock::now();
           auto response = options_.too_large;
-          co_await http::async_write(stream_, response, boost::asio::use_awaitable);
+          auto [failed, written] = co_await http::async_write(stream_, response,
+                                                              boost::asio::as_tuple(boost::asio::use_awaitable));
+          observe({.method = parser.get().method_string(), .path = path_of(parser.get()),
+                   .status = response.result_int(), .tenant = routes_.keys().tenant_of(parser.get()),
+                   .aborted = !!failed},
+                  started);
+          if (!failed) co_await linger(lowest);
           break;
         }
         if (ec) break;
@@ -101,29 +122,48 @@ class session final : public session_base,
         exchange e{.request = request, .out = *this, .deadline = *deadline_,
                    .keep_alive = request.keep_alive() && !stopping_};
         streamed_ = false;
-        std::optional<http_response> response;
+        streamed_status_ = 0;
+        const auto started = clock::now();
+        served_request served{.method = request.method_string(), .path = path_of(request)};
+        bool open = true;  // whether the connection serves another request
         try {
-          response = co_await routes_(e);
-        } catch (const boost::system::system_error&) {
-          throw;  // the connection's own failure (the client went away): below
-        } catch (const std::exception& failure) {
-          // A handler that failed answers 500, unless part of its answer went out already.
-          if (streamed_) break;
-          response = error_response(http_status::internal_server_error,
-                                    std::string("The gateway failed: ") + failure.what(), "server_error",
-                                    "internal_error");
+          std::optional<http_response> response;
+          try {
+            response = co_await routes_(e);
+          } catch (const boost::system::system_error&) {
+            throw;  // the connection's own failure (the client went away): below
+          } catch (const std::exception& failure) {
+            // A handler that failed answers 500, unless part of its answer went out already.
+            if (streamed_) throw;
+            response = error_response(http_status::internal_server_error,
+                                      std::string("The gateway failed: ") + failure.what(), "server_error",
+                                      "internal_error");
+          }
+          if (response) {
+            response->keep_alive(request.keep_alive() && !stopping_);
+            response->prepare_payload();
+            served.status = response->result_int();
+            wire_.clear();
+            append_response_bytes(*response, wire_);
+            co_await boost::asio::async_write(stream_, boost::asio::buffer(wire_), boost::asio::use_awaitable);
+            if (wire_.capacity() > max_kept_wire_bytes) std::string().swap(wire_);  // a dashboard page, say
+            open = response->keep_alive();
+          } else {
+            served.status = streamed_status_;
+            served.streamed = true;
+            open = e.keep_alive;
+          }
+        } catch (const std::exception&) {
+          // The client went away mid-answer, or a handler failed mid-stream:
+          // nothing more can be told to it; the record says so.
+          served.aborted = true;
+          if (served.status == 0) served.status = streamed_ ? streamed_status_ : client_closed_request;
+          open = false;
         }
-        if (response) {
-          response->keep_alive(request.keep_alive() && !stopping_);
-          response->prepare_payload();
-          wire_.clear();
-          append_response_bytes(*response, wire_);
-          co_await boost::asio::async_write(stream_, boost::asio::buffer(wire_), boost::asio::use_awaitable);
-          if (wire_.capacity() > max_kept_wire_bytes) std::string().swap(wire_);  // a dashboard page, say
-          if (!response->keep_alive()) break;
-        } else if (!e.keep_alive) {
-          break;
-        }
+        served.tenant = e.tenant;
+        if (e.outcome) served.outcome = &*e.outcome;
+        observe(served, started);
+        if (!open) break;
         busy_ = false;
       }
     } catch (const std::exception&) {
@@ -141,13 +181,56 @@ class session final : public session_base,
   }
 
   boost::asio::awaitable<void> write(std::string_view bytes) override {
+    if (!streamed_) streamed_status_ = status_of(bytes);
     streamed_ = true;
     co_await boost::asio::async_write(stream_, boost::asio::buffer(bytes.data(), bytes.size()),
                                       boost::asio::use_awaitable);
   }
 
  private:
+  using clock = std::chrono::steady_clock;
   static constexpr std::size_t max_kept_wire_bytes = 64 * 1024;
+  static constexpr unsigned client_closed_request = 499;
+
+  void observe(served_request served, clock::time_point started) const {
+    if (!options_.on_served) return;
+    served.latency = clock::now() - started;
+    options_.on_served(served);
+  }
+
+  // The status of a response a handler streams, from its status line.
+  static unsigned status_of(std::string_view bytes) {
+    constexpr std::string_view version = "HTTP/1.1 ";
+    if (!bytes.starts_with(version) || bytes.size() < version.size() + 3) return 0;
+    unsigned status = 0;
+    for (const char c : bytes.substr(version.size(), 3)) {
+      if (c < '0' || c > '9') return 0;
+      status = status * 10 + static_cast<unsigned>(c - '0');
+    }
+    return status;
+  }
+
+  // nginx's lingering close, after a 413: the answer is followed by our
+  // FIN, then what the client still sends is read and thrown away until it
+  // stops, pauses too long, or sends too much. Closing with its bytes unread
+  // would reset the connection, and a reset can destroy the 413 in the
+  // client's receive buffer before it is read.
+  template <class Lowest>
+  boost::asio::awaitable<void> linger(Lowest& lowest) {
+    boost::system::error_code ignored;
+    lowest.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+    const auto until = clock::now() + options_.linger_time;
+    std::vector<char> discard(64 * 1024);
+    for (std::uint64_t discarded = 0; discarded < options_.linger_bytes;) {
+      const auto now = clock::now();
+      if (now >= until) break;
+      lowest.expires_after(std::min<clock::duration>(until - now, options_.linger_pause));
+      auto [ec, bytes] = co_await lowest.async_read_some(boost::asio::buffer(discard),
+                                                         boost::asio::as_tuple(boost::asio::use_awaitable));
+      if (ec) break;  // the client closed (or reset), or paused too long
+      discarded += bytes;
+    }
+  }
 
   Stream stream_;
   const dispatch_table& routes_;
@@ -156,6 +239,7 @@ class session final : public session_base,
   std::shared_ptr<request_deadline> deadline_;
   bool busy_ = false;  // while a request is being answered
   bool streamed_ = false;  // whether the request being answered has written bytes of its own
+  unsigned streamed_status_ = 0;  // the status line of those bytes
   std::string wire_;   // the bytes of the response being written; its capacity is kept for the next
 };
 

@@ -1,15 +1,26 @@
 // json_appender: writes JSON pieces onto the end of a string, strings
-// escaped and numbers formatted as boost::json::serialize writes them, with
-// no tree and no string per value. The OpenAI wire writers
-// (chat/openai_wire.hpp) write every body this way, and the exact cache a
-// request's canonical text. Network side: it uses Boost.JSON's serializer.
+// escaped as boost::json::serialize writes them, with no tree and no string
+// per value. The OpenAI wire writers (chat/openai_wire.hpp) write every body
+// this way, the exact cache a request's canonical text, and the gateway its
+// JSON responses and log lines. Network side: it uses Boost.JSON's serializer.
+//
+// Doubles are written as plain decimals (1795692372.1728883, 0.00000035,
+// 0.0), not as Boost.JSON writes them (1.7956923721728883E9, 3.5E-7, 0E0):
+// the shortest digits that read back to the same double, with ".0" on a
+// whole number so that a reader still sees a double. Only magnitudes a
+// decimal would spell out at length (below 1e-12, from 1e21) keep an
+// exponent (5e-324); non-finite values, which JSON lacks, are null.
 #pragma once
 
-#include <charconv>     // std::to_chars
+#include <charconv>     // std::to_chars, std::chars_format
+#include <cmath>        // std::isfinite, std::fabs
 #include <cstdint>      // std::int64_t, std::uint64_t
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <utility>      // std::exchange
 
+#include <boost/json/array.hpp>       // boost::json::array
+#include <boost/json/object.hpp>      // boost::json::object
 #include <boost/json/serializer.hpp>  // boost::json::serializer
 #include <boost/json/value.hpp>       // boost::json::value
 
@@ -32,12 +43,57 @@ class json_appender {
 
   void number(std::uint64_t n) { integer(n); }
   void number(std::int64_t n) { integer(n); }
-  void number(double d) { value(boost::json::value(d)); }
+  void number(double d) { append_decimal(out_, d); }
 
-  /// Any JSON value, as boost::json::serialize writes it.
+  /// Any JSON value, as boost::json::serialize writes it but for doubles,
+  /// which are plain decimals (number(double)).
   void value(const boost::json::value& value) {
-    serializer_.reset(&value);
-    drain();
+    switch (value.kind()) {
+      case boost::json::kind::null: out_.append("null"); return;
+      case boost::json::kind::bool_: out_.append(value.get_bool() ? "true" : "false"); return;
+      case boost::json::kind::int64: integer(value.get_int64()); return;
+      case boost::json::kind::uint64: integer(value.get_uint64()); return;
+      case boost::json::kind::double_: number(value.get_double()); return;
+      case boost::json::kind::string: string(value.get_string()); return;
+      case boost::json::kind::array: this->value(value.get_array()); return;
+      case boost::json::kind::object: this->value(value.get_object()); return;
+    }
+  }
+  void value(const boost::json::array& array) {
+    out_.push_back('[');
+    bool first = true;
+    for (const auto& element : array) {
+      if (!std::exchange(first, false)) out_.push_back(',');
+      value(element);
+    }
+    out_.push_back(']');
+  }
+  void value(const boost::json::object& object) {
+    out_.push_back('{');
+    bool first = true;
+    for (const auto& field : object) {
+      if (!std::exchange(first, false)) out_.push_back(',');
+      string(field.key());
+      out_.push_back(':');
+      value(field.value());
+    }
+    out_.push_back('}');
+  }
+
+  /// `d` as JSON text onto `out`: a plain decimal (see the top of this file).
+  static void append_decimal(std::string& out, double d) {
+    if (!std::isfinite(d)) {
+      out.append("null");
+      return;
+    }
+    char text[64];
+    const double magnitude = std::fabs(d);
+    const bool plain = magnitude == 0 || (magnitude >= 1e-12 && magnitude < 1e21);
+    const auto end = std::to_chars(text, text + sizeof text, d, plain ? std::chars_format::fixed
+                                                                       : std::chars_format::scientific).ptr;
+    const std::string_view written(text, static_cast<std::size_t>(end - text));
+    out.append(written);
+    if (plain && written.find('.') == std::string_view::npos) out.append(".0");
   }
 
  private:

@@ -12,7 +12,8 @@
 // x-llmgate-cache, x-llmgate-similarity and x-llmgate-backend, and for a
 // routed request x-llmgate-model (the model chosen) and x-llmgate-route
 // (why, in short); the usage carries cost_usd, and saved_usd for a cached
-// answer. Every request is counted in the metrics and logged once.
+// answer. The handler tells the session what the request did
+// (exchange::outcome); the session counts and logs every response once.
 //
 // The chat fields are read and written in four functions only:
 // parse_chat_body, take_preferences_field, saved_usd and completion_body.
@@ -79,11 +80,12 @@ class chat_handler {
     namespace http = boost::beast::http;
     const auto started = std::chrono::steady_clock::now();
     request_outcome outcome{.tenant = *e.tenant};
-    const auto finish = [&](http_response response, bool streamed = false) {
+    // The outcome goes to the session, whose record of the response feeds
+    // the metrics and the log (session.hpp).
+    const auto finish = [&](http_response response, bool = false) {
       outcome.status = response.result_int();
       outcome.latency = std::chrono::steady_clock::now() - started;
-      s_.metrics->record(outcome);
-      s_.log->write("POST", "/v1/chat/completions", outcome, streamed);
+      e.outcome = outcome;
       return std::optional<http_response>(std::move(response));
     };
 

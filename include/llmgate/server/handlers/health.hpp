@@ -1,5 +1,6 @@
-// GET /healthz: 200 {"status": "ok"} while serving, 503 {"status":
-// "draining"} once a drain began (load balancers stop sending).
+// GET /healthz: liveness: 200 {"status": "ok"} while serving, 503
+// {"status": "draining"} once a drain began (load balancers stop sending).
+// It says nothing of the backends: GET /readyz does (readiness.hpp).
 #pragma once
 
 #include <atomic>  // std::atomic

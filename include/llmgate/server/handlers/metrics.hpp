@@ -1,5 +1,7 @@
 // GET /metrics: the gateway's counters in Prometheus text, with the gauges
-// read when asked (cache sizes, requests in flight and queued).
+// read when asked (cache sizes, requests in flight and queued). It names
+// tenants and their spend, so the dispatch table asks for the admin key or
+// the metrics token (route_access::metrics).
 #pragma once
 
 #include <functional>  // std::function

@@ -159,13 +159,13 @@ BOOST_AUTO_TEST_CASE(generation_parameters_read_as_from_the_json_tree) {
       R"({"model": "m", "messages": [{"role": "user", "content": "x"}]})",
       R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": 0.2, "top_p": 1,
           "max_tokens": 256, "seed": -7, "stop": "END", "user": "ann", "stream_options": {"include_usage": true}})",
-      R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": -0.0, "top_p": "high",
-          "max_completion_tokens": 18446744073709551615, "seed": 1.5, "stop": ["a", "b\n"],
+      R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": -0.0, "top_p": 0.95,
+          "max_completion_tokens": 18446744073709551615, "seed": 15.0, "stop": ["a", "b\n"],
           "tools": [{"type": "function", "function": {"name": "f", "parameters": {"b": 1, "a": [2.5e-300, null]}}}],
           "response_format": {"type": "json_schema", "json_schema": {"schema": {"z": {}, "y": []}}},
-          "logit_bias": {"50256": -100, "1": 2}, "n": 2, "x_vendor": "ünï\u0001"})",
-      R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": 1.7976931348623157e308, "max_tokens": -1,
-          "stop": ["a", 1], "metadata": {"k": "v"}, "store": true, "frequency_penalty": 0.5})",
+          "logit_bias": {"50256": -100, "1": 2}, "n": 1, "x_vendor": "ünï\u0001"})",
+      R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": 2e0, "max_tokens": 1,
+          "stop": ["a", "1"], "metadata": {"k": "v"}, "store": true, "frequency_penalty": 0.5})",
   };
   for (const char* json : requests) {
     const auto tree = boost::json::parse(json);

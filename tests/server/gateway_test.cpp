@@ -136,7 +136,10 @@ BOOST_FIXTURE_TEST_CASE(miss_then_exact_then_semantic_hit, gateway_fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(streamed_miss_is_relayed_stored_and_replayed, gateway_fixture) {
-  const auto miss = ask("Name three primary colours.", "key-acme", true);
+  const auto miss = post(port(), "/v1/chat/completions",
+                         R"({"model": "test-model", "stream": true, "stream_options": {"include_usage": true},
+                             "messages": [{"role": "user", "content": "Name three primary colours."}]})",
+                         "key-acme");
   BOOST_TEST(miss.status == 200u);
   BOOST_TEST(miss.header("content-type") == "text/event-stream");
   BOOST_TEST(miss.header("x-llmgate-cache") == "miss");
@@ -145,6 +148,7 @@ BOOST_FIXTURE_TEST_CASE(streamed_miss_is_relayed_stored_and_replayed, gateway_fi
   BOOST_TEST(json::parse(events.front()).at("choices").at(0).at("delta").at("role").as_string() == "assistant");
   BOOST_TEST(events.back() == "[DONE]");
   const auto usage = json::parse(events[events.size() - 2]);
+  BOOST_TEST(usage.at("choices").as_array().empty());
   BOOST_TEST(usage.at("usage").at("completion_tokens").as_int64() == 5);
   BOOST_TEST(usage.at("usage").at("cost_usd").as_double() > 0.0);
   BOOST_TEST(miss.streamed_text() == "Answer to: Name three primary colours.");
@@ -154,6 +158,10 @@ BOOST_FIXTURE_TEST_CASE(streamed_miss_is_relayed_stored_and_replayed, gateway_fi
   BOOST_TEST(streamed_hit.header("x-llmgate-cache") == "exact");
   BOOST_TEST(streamed_hit.streamed_text() == miss.streamed_text());
   BOOST_TEST(streamed_hit.events().back() == "[DONE]");
+  // Not asked for, no usage chunk: the last before [DONE] says why the answer ended.
+  const auto ended = json::parse(streamed_hit.events()[streamed_hit.events().size() - 2]);
+  BOOST_TEST(ended.at("choices").at(0).at("finish_reason").as_string() == "stop");
+  BOOST_TEST(!ended.as_object().contains("usage"));
   const auto hit = ask("Name three primary colours.");
   BOOST_TEST(hit.header("x-llmgate-cache") == "exact");
   BOOST_TEST(upstream_calls() == 1u);

@@ -247,13 +247,13 @@ class basic_gateway {
         routes.add(http::verb::post, "/v1/embeddings", route_access::tenant,
                    embeddings_route(async_embeddings_handler<gateway_remote_embedder>{
                                         *embedder, g.config_.embedder.model,
-                                        std::chrono::milliseconds(g.config_.request_timeout_ms)},
-                                    g.config_, backends));
+                                        std::chrono::milliseconds(g.config_.request_timeout_ms), &g.log_},
+                                    g.config_, backends, g.log_));
       else
         routes.add(http::verb::post, "/v1/embeddings", route_access::tenant,
                    embeddings_route(embeddings_handler<hashing_embedder>{&g.caches_.semantic().hashing()->embedder(),
                                                                          g.config_.embedder.model},
-                                    g.config_, backends));
+                                    g.config_, backends, g.log_));
     }
 
     static std::optional<gateway_remote_embedder> remote_embedder_of(basic_gateway& g,

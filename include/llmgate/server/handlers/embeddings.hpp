@@ -8,7 +8,8 @@
 //                                asked for at once, so that they go
 //                                upstream in one batch, and the io thread
 //                                serves others meanwhile. An input the
-//                                upstream does not embed answers 502;
+//                                upstream does not embed answers 502 (the
+//                                upstream's words go to the log);
 //   embeddings_route<Builtin>    reads the request (400 naming the field)
 //                                and hands it to the built-in handler or
 //                                to the model's backends (404 for a model
@@ -40,10 +41,11 @@
 #include "llmgate/chat/request_error.hpp"      // request_error
 #include "llmgate/embed/embedder.hpp"          // Embedder
 #include "llmgate/server/config.hpp"           // gateway_config, model_mode
+#include "llmgate/server/backend_failures.hpp"  // client_failure_of
 #include "llmgate/server/exchange.hpp"         // exchange, handler_result
 #include "llmgate/server/model_backends.hpp"   // model_backends
 #include "llmgate/server/responses.hpp"        // json_response, error_response
-#include "llmgate/server/upstream_errors.hpp"  // upstream_error_response
+#include "llmgate/server/request_log.hpp"       // request_log
 
 namespace llmgate::inline v0 {
 
@@ -83,6 +85,7 @@ struct async_embeddings_handler {
   A embedder;         ///< copies of async_http_embedder share its batching
   std::string model;  ///< the name clients ask for
   std::chrono::milliseconds timeout;  ///< past it the request answers 504, as a chat request does
+  request_log* log;   ///< where an upstream's failure is told in full (its URL included)
 
   handler_result operator()(const embedding_request& request, exchange& e) const {
     namespace net = boost::asio;
@@ -102,9 +105,11 @@ struct async_embeddings_handler {
     response.model = request.model;
     for (std::size_t i = 0; i < results.size(); ++i) {
       if (failures[i]) std::rethrow_exception(failures[i]);  // not an expected failure: the session answers 500
-      if (!results[i])
-        co_return error_response(http_status::bad_gateway, "The embedding model failed: " + results[i].message,
-                                 "api_error", "upstream_error");
+      if (!results[i]) {
+        log->event("embedder_failure", {{"model", model}, {"error", results[i].message}});
+        co_return error_response(http_status::bad_gateway, "The upstream embedding model server failed.",
+                                 "upstream_error", "upstream_error");
+      }
       response.embeddings.push_back(std::move(results[i].vector));
       response.usage.prompt_tokens += detail::words_in(request.input[i]);
     }
@@ -117,8 +122,8 @@ struct async_embeddings_handler {
 template <class Builtin>
 class embeddings_route {
  public:
-  embeddings_route(Builtin builtin, const gateway_config& config, model_backends& backends)
-      : builtin_(std::move(builtin)), config_(&config), backends_(&backends) {}
+  embeddings_route(Builtin builtin, const gateway_config& config, model_backends& backends, request_log& log)
+      : builtin_(std::move(builtin)), config_(&config), backends_(&backends), log_(&log) {}
 
   handler_result operator()(exchange& e) const {
     embedding_request request;
@@ -167,14 +172,29 @@ class embeddings_route {
       co_await boost::asio::this_coro::reset_cancellation_state();  // to write the 504
       co_return detail::embedding_timeout(timeout);
     }
-    if (failure) co_return upstream_error_response(failure);
+    if (failure) co_return failure_response(failure);
     response.model = asked;  // the name the client knows, not the upstream's
     co_return json_response(http_status::ok, to_json(response, request.encoding));
+  }
+
+  // What client_failure_of says of a backend's failure (logged in full);
+  // anything else is rethrown, and the session answers 500.
+  http_response failure_response(std::exception_ptr failure) const {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const backend_error& e) {
+      log_->event("backend_failure", {{"backend", e.backend()}, {"upstream_status", e.status()}, {"error", e.what()}});
+      client_failure answer = client_failure_of(e);
+      http_response reply = json_response(answer.status, answer.body);
+      if (answer.retry_after) reply.set(boost::beast::http::field::retry_after, std::to_string(answer.retry_after->count()));
+      return reply;
+    }
   }
 
   Builtin builtin_;
   const gateway_config* config_;
   model_backends* backends_;
+  request_log* log_;
 };
 
 }  // namespace llmgate::inline v0

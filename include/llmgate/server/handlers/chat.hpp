@@ -2,9 +2,10 @@
 // (the user's stages, the router, the exact and semantic caches, the
 // model's backends), answered whole or streamed as server-sent events.
 //
-// Before the pipeline: the body is parsed (400), the model checked (404:
-// a configured model, or "auto" and the router's aliases when there is a
-// router), the request's own routing preferences read (header
+// Before the pipeline: the body is parsed and its standard fields checked
+// (400 naming the param), the model checked (404: a configured model, or
+// "auto" and the router's aliases when there is a router; 400 for an
+// embedding model), the request's own routing preferences read (header
 // x-llmgate-preferences, else the body's "llmgate_preferences", which is
 // not sent on; 400 when they cannot be read), and a place taken in the
 // admission gate (429 with Retry-After when full). The pipeline runs under
@@ -12,7 +13,8 @@
 // x-llmgate-cache, x-llmgate-similarity and x-llmgate-backend, and for a
 // routed request x-llmgate-model (the model chosen) and x-llmgate-route
 // (why, in short); the usage carries cost_usd, and saved_usd for a cached
-// answer. The handler tells the session what the request did
+// answer; a stream ends with the usage chunk when the request's
+// stream_options.include_usage asks for it. The handler tells the session what the request did
 // (exchange::outcome); the session counts and logs every response once.
 //
 // The chat fields are read and written in four functions only:

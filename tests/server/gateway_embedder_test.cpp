@@ -182,6 +182,28 @@ BOOST_AUTO_TEST_CASE(embedding_models_of_the_backends_are_served_in_both_encodin
   BOOST_TEST(code("/v1/chat/completions", chat_body("hi", false, "words")) == "400 model_not_supported");
 }
 
+// An embedding model's upstream that refuses the input passes its 400 on;
+// one that fails is a 502 whose message names no upstream address.
+BOOST_AUTO_TEST_CASE(an_embedding_models_failures_reach_the_client_as_chat_failures_do) {
+  upstream_server upstream;
+  upstream.enqueue("/v1/embeddings", reply::openai_error(400, "invalid_request_error", "invalid_input", "Input too long."));
+  upstream.enqueue("/v1/embeddings", reply::openai_error(500, "server_error", "boom", "Overloaded."));
+  upstream.start();
+  auto config = embedder_config_for(upstream.url("/v1"));
+  config.embedder = {};
+  config.models.push_back({.name = "words", .backends = {"up"}, .mode = model_mode::embedding});
+  gateway g(std::move(config), nullptr);
+  g.start();
+  const auto refused = post(g.port(), "/v1/embeddings", R"({"model": "words", "input": "x"})", "key-acme");
+  BOOST_TEST(refused.status == 400u);
+  BOOST_TEST(refused.json().at("error").at("code").as_string() == "invalid_input");
+  BOOST_TEST(refused.json().at("error").at("message").as_string() == "Input too long.");
+  const auto failed = post(g.port(), "/v1/embeddings", R"({"model": "words", "input": "x"})", "key-acme");
+  BOOST_TEST(failed.status == 502u);
+  BOOST_TEST(failed.json().at("error").at("message").as_string() == "The upstream model server failed: HTTP 500: Overloaded.");
+  BOOST_TEST(upstream.requests("/v1/embeddings") == 2u);  // retries 0: one try each
+}
+
 BOOST_AUTO_TEST_CASE(an_embedder_that_does_not_answer_keeps_the_gateway_from_starting) {
   auto config = embedder_config_for("http://127.0.0.1:1/v1");
   BOOST_TEST(refusal(config).starts_with("config: semantic_cache.embedder.base_url http://127.0.0.1:1/v1 does not answer"),

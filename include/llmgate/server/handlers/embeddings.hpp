@@ -136,8 +136,8 @@ class embeddings_route {
     try {
       request = parse_embedding_request(json);
     } catch (const request_error& problem) {
-      co_return error_response(http_status::bad_request, problem.what(), "invalid_request_error", "invalid_request",
-                               problem.param());
+      co_return error_response(http_status::bad_request, problem.what(), "invalid_request_error",
+                               problem.openai_code(), problem.param());
     }
     if (request.model == builtin_.model) co_return co_await served(builtin_(request, e));
     const model_config* model = config_->find_model(request.model);

@@ -15,7 +15,6 @@
 // Network side: this header uses Boost.JSON; chat/chat.hpp does not.
 #pragma once
 
-#include <charconv>     // std::to_chars
 #include <cstdint>      // std::int64_t, std::uint64_t
 #include <optional>     // std::optional
 #include <string>       // std::string, std::to_string
@@ -51,24 +50,12 @@ inline std::string text_of(const boost::json::value& content) {
   return joined;
 }
 
-/// `value` as JSON text, as json_appender writes it.
+/// `value` as JSON text, as json_appender writes it (scalars with no
+/// serializer, doubles as plain decimals).
 inline std::string json_text(const boost::json::value& value) {
-  char digits[24];
-  switch (value.kind()) {  // the common scalars without a serializer
-    case boost::json::kind::int64:
-      return std::string(digits, std::to_chars(digits, digits + sizeof digits, value.get_int64()).ptr);
-    case boost::json::kind::uint64:
-      return std::string(digits, std::to_chars(digits, digits + sizeof digits, value.get_uint64()).ptr);
-    case boost::json::kind::bool_:
-      return value.get_bool() ? "true" : "false";
-    case boost::json::kind::null:
-      return "null";
-    default: {
-      std::string text;
-      json_appender(text).value(value);
-      return text;
-    }
-  }
+  std::string text;
+  json_appender(text).value(value);
+  return text;
 }
 
 /// JSON text llmgate holds (a json_field, content_json, tool_calls_json)

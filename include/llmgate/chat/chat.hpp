@@ -19,6 +19,7 @@
 
 #include <algorithm>    // std::find_if
 #include <cstdint>      // std::uint64_t, std::int64_t
+#include <memory>       // std::shared_ptr
 #include <optional>     // std::optional
 #include <string>       // std::string
 #include <string_view>  // std::string_view
@@ -28,6 +29,8 @@
 #include "llmgate/version.hpp"  // the inline versioned namespace
 
 namespace llmgate::inline v0 {
+
+struct prompt_layout;  // llmgate/prompt/prompt_layout.hpp: only a compiled PML prompt has one
 
 /// One member of a JSON object llmgate passes on without reading: its name
 /// and its value as JSON text (e.g. {"temperature", "0.2"}, {"tools", "[...]"}).
@@ -78,6 +81,9 @@ struct chat_request {
   std::vector<chat_message> messages;  ///< at least one
   bool stream = false;
   json_fields parameters = {};         ///< every other field as sent: passed through
+  /// Where a compiled PML prompt's modules lie (prompt/prompt_layout.hpp);
+  /// null for a plain request. Backends read it for cache hints; caches ignore it.
+  std::shared_ptr<const prompt_layout> layout = {};
 };
 
 struct chat_response {

@@ -63,8 +63,10 @@
 #include <boost/beast/http.hpp>        // http::request, http::write, http::read
 #include <boost/json.hpp>              // the server's native endpoints
 
-#include "llmgate/backend/blocking.hpp"        // run_blocking
-#include "llmgate/backend/openai_backend.hpp"  // the chat requests of both modes
+#include "llmgate/backend/blocking.hpp"           // run_blocking
+#include "llmgate/backend/llama_cpp_backend.hpp"  // the modules mode: llmgate's llama.cpp hints
+#include "llmgate/backend/openai_backend.hpp"     // the plain mode: no hints
+#include "llmgate/prompt/prompt_statistics.hpp"   // slot files saved and restored
 #include "llmgate/prompt/compiler.hpp"         // compile_prompt
 #include "llmgate/prompt/pml_parser.hpp"       // parse_schema
 #include "llmgate/prompt/schema_registry.hpp"  // schema_registry
@@ -304,10 +306,13 @@ struct sent {
 };
 
 /// A backend on its own io_context, its connection kept warm between calls.
+template <class Backend>
 class chat_client {
  public:
-  explicit chat_client(const std::string& url)
-      : backend_(io_.get_executor(), {.name = "llama-server", .base_url = url + "/v1"}) {}
+  template <class Options>
+  explicit chat_client(Options options) : backend_(io_.get_executor(), std::move(options)) {}
+
+  Backend& backend() { return backend_; }
 
   sent stream(const llmgate::chat_request& request) {
     sent result;
@@ -339,7 +344,7 @@ class chat_client {
 
  private:
   net::io_context io_;
-  llmgate::openai_backend backend_;
+  Backend backend_;
 };
 
 llmgate::chat_request with_settings(llmgate::chat_request request, int max_tokens) {
@@ -348,43 +353,6 @@ llmgate::chat_request with_settings(llmgate::chat_request request, int max_token
   llmgate::set_field(request.parameters, "temperature", "0");
   return request;
 }
-
-/// The llama.cpp hints of the modules mode: every prefix path gets a slot
-/// (least recently used first), the prompt names it with id_slot and
-/// cache_prompt, and a slot about to hold a new prefix is loaded from the
-/// schema's slot file first, where the server keeps slot files.
-class slot_hints {
- public:
-  slot_hints(int slots, bool slot_files) : slots_(static_cast<std::size_t>(slots)), slot_files_(slot_files) {}
-
-  struct choice {
-    int slot = 0;
-    bool restore = false;
-  };
-
-  choice choose(const std::string& prefix_path) {
-    ++clock_;
-    for (std::size_t s = 0; s < slots_.size(); ++s)
-      if (slots_[s].prefix == prefix_path) {
-        slots_[s].used = clock_;
-        return {static_cast<int>(s), false};
-      }
-    std::size_t lru = 0;
-    for (std::size_t s = 1; s < slots_.size(); ++s)
-      if (slots_[s].used < slots_[lru].used) lru = s;
-    slots_[lru] = {prefix_path, clock_};
-    return {static_cast<int>(lru), slot_files_};
-  }
-
- private:
-  struct slot {
-    std::string prefix;
-    std::uint64_t used = 0;
-  };
-  std::vector<slot> slots_;
-  bool slot_files_;
-  std::uint64_t clock_ = 0;
-};
 
 void erase_slots(const native_client& server, int slots) {
   for (int s = 0; s < slots; ++s) server.call("/slots/" + std::to_string(s) + "?action=erase", json::object{});
@@ -499,8 +467,12 @@ int main(int argc, char** argv) {
   const bool slot_files = !o.slot_dir.empty();
   const native_client plain_server(o.plain_url);
   const native_client modules_server(o.modules_url);
-  chat_client plain(o.plain_url);
-  chat_client modules(o.modules_url);
+  chat_client<llmgate::openai_backend> plain(llmgate::openai_options{.name = "plain", .base_url = o.plain_url + "/v1"});
+  auto statistics = std::make_shared<llmgate::prompt_statistics>();
+  auto slots = std::make_shared<llmgate::llama_cpp_slots>();
+  chat_client<llmgate::llama_cpp_backend> modules(llmgate::llama_cpp_options{
+      .name = "modules", .base_url = o.modules_url, .slots = static_cast<std::size_t>(o.slots),
+      .slot_files = slot_files, .statistics = statistics, .shared = slots});
   if (one_server) progress("one server: the modes run one after the other, each from empty slots");
 
   llmgate::schema_registry registry;
@@ -539,16 +511,14 @@ int main(int argc, char** argv) {
     const auto probe_sent = modules.complete(with_settings(llmgate::chat_request{.model = {}, .messages = requests.front().messages}, 1));
     const std::size_t specials = probe_sent.prompt_tokens - probe.ids.size();
     erase_slots(modules_server, o.slots);
-    if (slot_files) {
-      files[current.name] = save_schema(modules_server, *requests.front().layout, specials);
-      erase_slots(modules_server, o.slots);
-      progress("%s: slot file %s, %llu tokens, %llu bytes", current.name.c_str(), files[current.name].file.c_str(),
-               static_cast<unsigned long long>(files[current.name].n_saved),
-               static_cast<unsigned long long>(files[current.name].n_written));
+    // What a slot holds once the backend encoded or restored the schema there.
+    std::vector<std::int64_t> schema_tokens(specials, special_token);
+    {
+      const auto whole = tokenize_chat(modules_server, *requests.front().layout->whole_schema);
+      schema_tokens.insert(schema_tokens.end(), whole.ids.begin(), whole.ids.end());
     }
 
     case_result result;
-    slot_hints hints(o.slots, slot_files);
     std::vector<std::vector<std::int64_t>> held(static_cast<std::size_t>(o.slots));
 
     const auto send_plain = [&](const llmgate::chat_request& compiled) {
@@ -558,23 +528,20 @@ int main(int argc, char** argv) {
       result.ttft_plain.push_back(answer.ttft_ms);
       result.reused_plain += answer.cached_tokens;
     };
-    const auto send_modules = [&](const llmgate::chat_request& compiled) {
-      auto request = compiled;
-      const auto slot = hints.choose(request.layout->prefix_path);
-      auto& slot_tokens = held[static_cast<std::size_t>(slot.slot)];
-      const auto start = std::chrono::steady_clock::now();
-      if (slot.restore) {
-        modules_server.call("/slots/" + std::to_string(slot.slot) + "?action=restore",
-                            json::object{{"filename", files[current.name].file}});
-        slot_tokens = files[current.name].tokens;
+    const auto send_modules = [&](const llmgate::chat_request& request) {
+      // The slot the backend will name: choosing it first changes nothing
+      // (the same prefix keeps its slot) and tells which it is.
+      const auto slot = slots->choose(request.layout->prefix_path).first;
+      auto& slot_tokens = held[slot];
+      const auto before = statistics->slots();
+      const auto answer = modules.stream(request);  // the restore or encoding it needs included
+      const auto after = statistics->slots();
+      if (after.saved + after.restored > before.saved + before.restored) {
+        slot_tokens = schema_tokens;
         ++result.restores;
       }
-      const double restore_ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      llmgate::set_field(request.parameters, "id_slot", std::to_string(slot.slot));
-      llmgate::set_field(request.parameters, "cache_prompt", "true");
-      const auto answer = modules.stream(request);
-      result.ttft_modules.push_back(restore_ms + answer.ttft_ms);
+      if (after.fallbacks > before.fallbacks) progress("slot fallback: %s", after.last_fallback.c_str());
+      result.ttft_modules.push_back(answer.ttft_ms);
       result.reused_modules += answer.cached_tokens;
       result.prompt_tokens += answer.prompt_tokens;
 
@@ -590,7 +557,12 @@ int main(int argc, char** argv) {
         ++result.module_tokens;
         if (replayed == answer.cached_tokens && reused[specials + t]) ++result.module_tokens_reused;
       }
-      if (replayed != answer.cached_tokens || ids.size() != answer.prompt_tokens) ++result.replay_mismatches;
+      if (replayed != answer.cached_tokens || ids.size() != answer.prompt_tokens) {
+        ++result.replay_mismatches;
+        progress("%s: replayed %llu cached tokens, the server %llu (prompt %zu / %llu tokens)", current.name.c_str(),
+                 static_cast<unsigned long long>(replayed), static_cast<unsigned long long>(answer.cached_tokens),
+                 ids.size(), static_cast<unsigned long long>(answer.prompt_tokens));
+      }
       slot_tokens = ids;
       if (answer.completion_tokens > 1) slot_tokens.insert(slot_tokens.end(), answer.completion_tokens - 1, unknown_token);
     };
@@ -609,6 +581,9 @@ int main(int argc, char** argv) {
     if (one_server) {
       erase_slots(plain_server, o.slots);
       for (const auto& request : requests) send_plain(request);
+    }
+    if (slot_files) {  // the schema's slot file once more, for its size and save time
+      files[current.name] = save_schema(modules_server, *requests.front().layout, specials);
     }
 
     const double p50_plain = median(result.ttft_plain);

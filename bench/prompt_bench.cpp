@@ -403,6 +403,7 @@ struct case_result {
   std::uint64_t module_tokens_reused = 0;
   std::size_t replay_mismatches = 0;
   std::size_t restores = 0;
+  std::size_t failures = 0;  ///< requests the server refused or that broke off (left out of every figure)
   std::vector<double> ttft_plain;
   std::vector<double> ttft_modules;
 };
@@ -431,7 +432,7 @@ std::vector<bool> module_tokens_of(const llmgate::chat_request& request, const s
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   options o;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
@@ -524,7 +525,14 @@ int main(int argc, char** argv) {
     const auto send_plain = [&](const llmgate::chat_request& compiled) {
       auto request = compiled;
       request.layout = nullptr;  // plain: the same text, no hints
-      const auto answer = plain.stream(request);
+      sent answer;
+      try {
+        answer = plain.stream(request);
+      } catch (const std::exception& error) {
+        ++result.failures;
+        progress("%s: plain: %s", current.name.c_str(), error.what());
+        return;
+      }
       result.ttft_plain.push_back(answer.ttft_ms);
       result.reused_plain += answer.cached_tokens;
     };
@@ -534,7 +542,15 @@ int main(int argc, char** argv) {
       const auto slot = slots->choose(request.layout->prefix_path).first;
       auto& slot_tokens = held[slot];
       const auto before = statistics->slots();
-      const auto answer = modules.stream(request);  // the restore or encoding it needs included
+      sent answer;
+      try {
+        answer = modules.stream(request);  // the restore or encoding it needs included
+      } catch (const std::exception& error) {
+        ++result.failures;
+        progress("%s: modules: %s", current.name.c_str(), error.what());
+        slot_tokens.clear();  // unknown now
+        return;
+      }
       const auto after = statistics->slots();
       if (after.saved + after.restored > before.saved + before.restored) {
         slot_tokens = schema_tokens;
@@ -609,8 +625,10 @@ int main(int argc, char** argv) {
                                .add("module_tokens_reused", result.module_tokens_reused)
                                .add("replay_mismatches", result.replay_mismatches)
                                .add("slot_restores", result.restores)
+                               .add("failed_requests", result.failures)
                                .add("cache_reuse", o.cache_reuse)
                                .add("slots", o.slots));
+    progress("%s", lines.back().str().c_str());
     table.add_row({current.name, std::to_string(o.prompts), std::to_string(result.prompt_tokens),
                    std::to_string(result.reused_plain), std::to_string(result.reused_modules),
                    std::to_string(result.module_tokens), std::to_string(result.module_tokens_reused),
@@ -658,7 +676,7 @@ int main(int argc, char** argv) {
     }
     const auto tokens = tokenize_text(modules_server, story);
     llmgate_bench::table sweep({"prompt_tokens", "ttft_cold_ms", "ttft_warm_ms", "ratio"});
-    for (const std::size_t length : {64u, 128u, 256u, 512u, 1024u, 2048u, 3072u, 3968u}) {
+    for (const std::size_t length : {64u, 128u, 256u, 512u, 1024u, 2048u, 4096u, 8000u}) {
       if (length >= tokens.ids.size()) break;
       const std::string text = story.substr(0, tokens.begin[length]);
       auto request = with_settings(llmgate::chat_request{.model = {}, .messages = {{"user", text}}}, 2);
@@ -743,4 +761,13 @@ int main(int argc, char** argv) {
   for (const auto& line : detail_lines) std::cout << line.str() << '\n';
   llmgate_bench::publish("prompt", table, lines);
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {
+    std::cerr << "prompt_bench: " << error.what() << "\n";
+    return 1;
+  }
 }

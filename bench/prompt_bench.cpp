@@ -2,17 +2,19 @@
 // each use case of bench/prompt/ (code_generation, personalization,
 // trip_plan) it draws prompts uniformly with a fixed seed, compiles them
 // with llmgate's PML compiler and sends each twice, interleaved: "plain",
-// the compiled messages with no hints, to one llama-server, and "modules",
-// the same messages with the llama.cpp hints (cache_prompt, id_slot per
-// schema prefix, the schema's slot file restored into a slot that does not
-// hold the prefix yet), to a second llama-server started the same way, so
-// that neither mode's requests warm the other's slots. (Given one server,
-// the modes run one after the other, each from empty slots.)
+// the compiled messages without their layout through openai_backend (no
+// hints: llama-server's own defaults, cache_prompt on and the slot it finds
+// most similar), to one llama-server, and "modules", the compiled request
+// through llama_cpp_backend (cache_prompt, id_slot per prefix path, the
+// schema encoded once into a slot file and restored into a slot that does
+// not hold the prefix), to a second llama-server started the same way, so
+// that neither mode warms the other's slots. (Given one server, the modes
+// run one after the other, each from empty slots.)
 //
 // TTFT is the time from sending a request on a warm connection to the first
-// SSE event carrying content; for modules it includes the slot restore the
-// request needed. Reused tokens are the server's own count (timings.cache_n,
-// as usage.prompt_tokens_details.cached_tokens).
+// SSE event carrying content; for modules it includes the slot restore or
+// encoding the request needed. Reused tokens are the server's own count
+// (usage.prompt_tokens_details.cached_tokens, which is timings.cache_n).
 //
 // module_tokens_reused_fraction: llama-server reports one count per request,
 // not where the reused tokens lie. The bench places them by replaying the
@@ -20,26 +22,33 @@
 // common prefix of what it holds and the new prompt, then, with
 // --cache-reuse N, shifts every later run of at least N equal tokens into
 // place; with all of it reused the last token is evaluated again. The
-// bench knows what each slot holds (the modules mode names the slot; a
-// restore loads the schema's tokens; an answer leaves its prompt and
-// unknown generated tokens), and the server's tokens from its own
-// /apply-template and /tokenize (with pieces, to map the modules' bytes onto
-// tokens; a token straddling a module's edge is counted outside it). Where
-// the replayed count differs from cache_n, none of that request's tokens
-// count as module tokens reused (a lower bound), and the mismatch is
-// printed. Modules marked cache="false" and always-included schema text are
-// left out of both sides of the fraction.
+// bench knows what each slot holds: it asks the backend's shared slot table
+// which slot a prefix gets, the backend's statistics say when it restored
+// or encoded the schema there (the slot then holds the whole schema's
+// tokens), and an answer leaves its prompt and generated tokens whose ids
+// are not reported (they never match). The tokens are the server's own
+// (/apply-template, then /tokenize with pieces, which map the modules' bytes
+// onto tokens; a token straddling a module's edge counts as outside it).
+// This needs a server without the host-memory prompt cache (--cache-ram 0,
+// as scripts/bench starts it), which can load another prompt into a slot
+// unseen. Where the replayed count differs from cache_n, none of that
+// request's tokens count as module tokens reused (a lower bound) and the
+// mismatch is printed and counted. Modules marked cache="false" and
+// always-included schema text are left out of both sides of the fraction.
 //
 // Also measured: TTFT over prompt lengths up to the slot's context, cold
 // (slot erased) against warm (the same prompt again); the slot files' sizes
 // and bytes per cached token (n_written / n_saved of a slot save); greedy
-// outputs cold against prefix reuse and against --cache-reuse KV shifting.
+// outputs from an empty slot against prefix reuse and against --cache-reuse
+// KV shifting after the schema's slot file is restored.
 //
 //   llmgate_bench_prompt --plain-url http://127.0.0.1:P1 --modules-url http://127.0.0.1:P2
 //       [--slots 4] [--slot-dir DIR] [--cache-reuse N] [--prompts 200] [--seed 21]
 //       [--only USE_CASE] [--max-tokens 8] [--identity 20] [--schemas DIR]
 //
-// scripts/bench prompt builds llama-server and starts the two servers.
+// --slot-dir is the modules server's --slot-save-path (no slot files
+// without it) and --cache-reuse the servers' own; scripts/bench prompt
+// builds llama-server and starts both servers.
 #include <algorithm>    // std::sort, std::min, std::max
 #include <chrono>       // std::chrono::steady_clock
 #include <cstdint>      // std::int64_t, std::uint64_t

@@ -766,9 +766,10 @@ int run(int argc, char** argv) {
     identity.print(std::cout);
   }
 
+  // Every JSON line saved; the prompt_modules lines last.
   std::cout << "\n";
-  for (const auto& line : detail_lines) std::cout << line.str() << '\n';
-  llmgate_bench::publish("prompt", table, lines);
+  detail_lines.insert(detail_lines.end(), lines.begin(), lines.end());
+  llmgate_bench::publish("prompt", table, detail_lines);
   return 0;
 }
 

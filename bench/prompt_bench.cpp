@@ -21,7 +21,11 @@
 // server's rule (tools/server/server-context.cpp): the slot keeps the longest
 // common prefix of what it holds and the new prompt, then, with
 // --cache-reuse N, shifts every later run of at least N equal tokens into
-// place; with all of it reused the last token is evaluated again. The
+// place; with all of it reused the last token is evaluated again. (The
+// rule never skips prompt tokens: after the common prefix, a prompt position
+// that starts no run of N tokens found further on in the slot ends all chunk
+// reuse for that prompt. An argument value does, and so does short schema
+// text before a union member the slot does not hold right after it.) The
 // bench knows what each slot holds: it asks the backend's shared slot table
 // which slot a prefix gets, the backend's statistics say when it restored
 // or encoded the schema there (the slot then holds the whole schema's

@@ -11,12 +11,11 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>  // std::mismatch
-#include <cstdint>    // std::int64_t
+#include <cstdint>    // std::int64_t, std::uint64_t
 #include <string>     // std::string
 #include <vector>     // std::vector
 
-#include <boost/asio/connect.hpp>   // net::connect
-#include <boost/asio/io_context.hpp>
+#include <boost/asio/io_context.hpp>  // net::io_context
 #include <boost/asio/ip/tcp.hpp>    // tcp::resolver
 #include <boost/beast/core.hpp>     // beast::tcp_stream, flat_buffer
 #include <boost/beast/http.hpp>     // http::request, write, read

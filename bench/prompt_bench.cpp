@@ -9,7 +9,9 @@
 // schema encoded once into a slot file and restored into a slot that does
 // not hold the prefix), to a second llama-server started the same way, so
 // that neither mode warms the other's slots. (Given one server, the modes
-// run one after the other, each from empty slots.)
+// run one after the other, the slots erased between them; a server without
+// --slot-save-path cannot erase them, and plain then starts from what the
+// modules mode left.)
 //
 // TTFT is the time from sending a request on a warm connection to the first
 // SSE event carrying content; for modules it includes the slot restore or
@@ -493,7 +495,7 @@ int run(int argc, char** argv) {
   chat_client<llmgate::llama_cpp_backend> modules(llmgate::llama_cpp_options{
       .name = "modules", .base_url = o.modules_url, .slots = static_cast<std::size_t>(o.slots),
       .slot_files = slot_files, .statistics = statistics, .shared = slots});
-  if (one_server) progress("one server: the modes run one after the other, each from empty slots");
+  if (one_server) progress("one server: the modes run one after the other, the slots erased between them where the server allows it");
 
   llmgate::schema_registry registry;
   llmgate::estimated_tokenizer estimate;

@@ -230,6 +230,26 @@ BOOST_AUTO_TEST_CASE(the_whole_schema_is_computed_once_and_shared) {
   BOOST_TEST(scaffolded.whole_schema->at(0).content == "Visit a city.");
 }
 
+BOOST_AUTO_TEST_CASE(a_prefix_path_longer_than_openai_allows_is_shortened_with_a_hash) {
+  const prompt_schema schema = parse_schema(R"(<schema name="a-long-schema-name" version="2026.11">
+    <module name="first-module-with-a-long-name">One.</module>
+    <module name="second-module-with-a-long-name">Two.</module>
+  </schema>)");
+  const chat_request one = compile(R"(<prompt schema="a-long-schema-name"><first-module-with-a-long-name/></prompt>)", schema);
+  BOOST_TEST(one.layout->prefix_path == "a-long-schema-name@2026.11:first-module-with-a-long-name");  // 56 bytes: as it is
+  const chat_request both = compile(
+      R"(<prompt schema="a-long-schema-name"><first-module-with-a-long-name/><second-module-with-a-long-name/></prompt>)",
+      schema);
+  const std::string& key = both.layout->prefix_path;
+  BOOST_TEST(key.size() == 64u);
+  BOOST_TEST(key.substr(0, 48) == "a-long-schema-name@2026.11:first-module-with-a-#");
+  BOOST_TEST(key.find_first_not_of("0123456789abcdef", 48) == std::string::npos);
+  const chat_request again = compile(
+      R"(<prompt schema="a-long-schema-name"><second-module-with-a-long-name/><first-module-with-a-long-name/></prompt>)",
+      schema);
+  BOOST_TEST(again.layout->prefix_path == key);
+}
+
 BOOST_AUTO_TEST_CASE(role_blocks_are_chat_messages_not_template_text) {
   const prompt_schema chat = parse_schema(R"(<schema name="chat">
     <system>Be kind.</system>

@@ -97,6 +97,10 @@ BOOST_AUTO_TEST_CASE(built_schemas_get_the_same_checks_without_a_position) {
              "build() with the import of \"m\" still open");
   const prompt_schema built = test::reading_schema_built();
   BOOST_TEST(error_of([&] {
+               (void)compile_prompt(built, prompt_builder("reading").module("plan").arg("weeks", "1").arg("weeks", "2").end().build(),
+                                    estimated_tokenizer{});
+             }) == "the argument weeks is given twice");
+  BOOST_TEST(error_of([&] {
                (void)compile_prompt(built, prompt_builder("reading").module("plan").end().build(), estimated_tokenizer{});
              }) == "module \"plan\" needs an argument for its parameter \"weeks\"");
 }

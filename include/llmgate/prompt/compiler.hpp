@@ -174,6 +174,11 @@ class pml_selector {
 
   void check_arguments(const schema_module& module, const prompt_import& import) const {
     for (const auto& argument : import.arguments) {
+      for (const auto& other : import.arguments) {
+        if (&other == &argument) break;
+        if (other.name == argument.name)  // only a built tree can have it: markup refuses duplicate attributes
+          throw pml_error(argument.position, "the argument " + argument.name + " is given twice");
+      }
       const schema_param* param = nullptr;
       for (const auto& child : module.children)
         if (const auto* p = std::get_if<schema_param>(&child.value); p && p->name == argument.name) param = p;

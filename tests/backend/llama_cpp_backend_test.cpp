@@ -264,6 +264,37 @@ BOOST_FIXTURE_TEST_CASE(a_slot_serves_one_prompt_at_a_time, llama_fixture) {
                                        "/slots/0?action=restore", chat_path}));
 }
 
+BOOST_FIXTURE_TEST_CASE(a_busy_prefix_spreads_to_an_idle_slot_restored_from_its_file, llama_fixture) {
+  // Two prompts of one prefix at once, two slots: the second does not queue
+  // behind the first (held by the server) but restores the schema into slot 1.
+  reply held = reply::chat("first");
+  held.hold = "first";
+  server.enqueue(chat_path, held);
+  auto model = backend({.slots = 2});
+  int done = 0;
+  const auto send = [&]() -> net::awaitable<void> {
+    co_await model.complete(story("a"));
+    ++done;
+  };
+  net::co_spawn(io, send(), net::detached);
+  net::co_spawn(io, send(), net::detached);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (done < 1 && std::chrono::steady_clock::now() < deadline) io.run_for(5ms);
+  BOOST_TEST(done == 1);
+  BOOST_TEST(server.requests("/slots/1") == 1u);
+  BOOST_TEST(server.received().back().target == chat_path);
+  BOOST_TEST(server.received().back().json().at("id_slot").as_int64() == 1);
+  server.release("first");
+  io.restart();
+  io.run();
+  BOOST_TEST(done == 2);
+  BOOST_TEST(server.requests("/apply-template") == 1u);
+  BOOST_TEST(server.received().at(2).target == "/slots/0?action=save");
+  const auto slots = statistics->slots();
+  BOOST_TEST(slots.saved == 1u);
+  BOOST_TEST(slots.restored == 1u);
+}
+
 BOOST_FIXTURE_TEST_CASE(timings_cache_n_is_the_cached_count_where_usage_has_none, llama_fixture) {
   // llama-server releases that put no prompt_tokens_details in the usage.
   server.enqueue(chat_path, reply::json(json::parse(R"({"id":"c","object":"chat.completion","created":1,"model":"m",

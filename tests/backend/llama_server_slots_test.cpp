@@ -207,6 +207,8 @@ BOOST_FIXTURE_TEST_CASE(slot_files_are_saved_restored_and_reused_exactly, server
   BOOST_TEST(first.usage.prompt_tokens == tokens(raw, all.messages).size());
   BOOST_TEST(first.usage.cached_prompt_tokens == reusable(encoded, tokens(raw, all.messages)));
   BOOST_TEST(first.usage.cached_prompt_tokens > 20u);
+  BOOST_TEST_MESSAGE("first prompt: " << first.usage.cached_prompt_tokens << " of " << first.usage.prompt_tokens
+                                      << " tokens reused; the schema is " << encoded.size());
 
   // Another prefix of the schema: the other slot, restored from the file first.
   const auto two = prompt(whole, "story/1/cat/fish", cat + fish, "Where did Tom go?");
@@ -214,6 +216,8 @@ BOOST_FIXTURE_TEST_CASE(slot_files_are_saved_restored_and_reused_exactly, server
   BOOST_TEST(statistics->slots().restored == 1u);
   BOOST_TEST(second.usage.cached_prompt_tokens == reusable(encoded, tokens(raw, two.messages)));
   BOOST_TEST(second.usage.cached_prompt_tokens > 10u);
+  BOOST_TEST_MESSAGE("second prompt, restored: " << second.usage.cached_prompt_tokens << " of "
+                                                 << second.usage.prompt_tokens << " tokens reused");
   BOOST_TEST(statistics->slots().fallbacks == 0u);
 
   // The file gone: a third prefix takes the least recently used slot, the

@@ -128,13 +128,20 @@ BOOST_FIXTURE_TEST_CASE(a_pml_prompt_asks_for_prompt_caching_in_its_slot, llama_
              R"({"model":"m","messages":[{"role":"system","content":"You tell stories. Cats."},)"
              R"({"role":"user","content":"Go on."}],"stream":false,"cache_prompt":true,"id_slot":0})");
 
+  // With the option, n_cache_reuse too.
+  auto reusing = backend({.slots = 2, .slot_files = false, .cache_reuse = 32});
+  run(reusing.complete(story("story/1/cats")));
+  BOOST_TEST(server.received().back().body ==
+             R"({"model":"m","messages":[{"role":"system","content":"You tell stories. Cats."},)"
+             R"({"role":"user","content":"Go on."}],"stream":false,"cache_prompt":true,"n_cache_reuse":32,"id_slot":0})");
+
   // Streamed, and with the client's own cache_prompt kept.
   server.on(chat_path, reply::chat_stream({"ok"}));
   auto own = story("story/1/cats");
   llmgate::set_field(own.parameters, "cache_prompt", "false");
   llmgate::test::chunk_log log;
   run(model.stream(own, log.handler()));
-  BOOST_TEST(server.received().at(1).body ==
+  BOOST_TEST(server.received().back().body ==
              R"({"model":"m","messages":[{"role":"system","content":"You tell stories. Cats."},)"
              R"({"role":"user","content":"Go on."}],"stream":true,"cache_prompt":false,)"
              R"("stream_options":{"include_usage":true},"id_slot":0})");

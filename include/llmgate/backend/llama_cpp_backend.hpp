@@ -15,6 +15,11 @@
 //   prefix, else the least recently used, and the prompt waits for it. The
 //   slot count is options.slots, else the server's (GET /props
 //   total_slots, else the length of GET /slots), asked once.
+// - n_cache_reuse: options.cache_reuse where set (the server's --cache-reuse
+//   for this request): chunks of at least that many tokens that match the
+//   slot's state after the common prefix are shifted and reused, so that a
+//   prompt that skips a module still reuses the modules after it from the
+//   restored whole schema.
 // - Slot files (options.slot_files; the server needs --slot-save-path):
 //   the first prompt of a schema encodes its whole_schema once (POST
 //   /apply-template for the prompt text the server builds from those
@@ -170,6 +175,7 @@ struct llama_cpp_options {
   std::shared_ptr<const price_table> prices = {};  ///< prices responses; none: cost 0
   std::size_t slots = 0;                           ///< the server's slot count (--parallel); 0: ask it
   bool slot_files = true;                          ///< encode, save and restore schemas as slot files
+  std::size_t cache_reuse = 0;                     ///< n_cache_reuse sent with PML prompts; 0: the server's own
   std::shared_ptr<prompt_statistics> statistics = {};  ///< slot files saved, restored, fallbacks; may be null
   std::shared_ptr<llama_cpp_slots> shared = {};    ///< shared with the other backends of this server; null: its own
 };
@@ -331,6 +337,7 @@ class llama_cpp_backend {
     const prompt_layout& layout = *request.layout;
     slot_lease lease;
     lease.hints.push_back({"cache_prompt", "true"});
+    if (options_.cache_reuse > 0) lease.hints.push_back({"n_cache_reuse", std::to_string(options_.cache_reuse)});
     std::string why;
     const auto count = co_await slot_count(why);
     if (!count) {

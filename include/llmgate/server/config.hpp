@@ -58,8 +58,8 @@
 // required), "anthropic" the Messages API (optional "version",
 // "max_tokens"), "ollama" Ollama's native API, "demo" canned offline
 // answers, "llama.cpp" llama-server (base_url its root; optional "slots",
-// "slot_files"; OpenAI-compatible, plus slots and slot files for PML
-// prompts); a program registers more kinds in C++ (backend_registry.hpp),
+// "slot_files", "cache_reuse"; OpenAI-compatible, plus slots and slot
+// files for PML prompts); a program registers more kinds in C++ (backend_registry.hpp),
 // whose fields it reads from `options`, the entry as written.
 //
 // models: what clients may ask for (404 otherwise). Each names its backend,

@@ -5,7 +5,9 @@
 // the cached tokens the server reports exactly the common token prefix of
 // the encoded schema and the prompt (counted with the server's own
 // template and tokenizer); a slot file gone from the disk falls back to
-// plain prefix caching, counted with its reason.
+// plain prefix caching, counted with its reason; with n_cache_reuse, a
+// prompt that skips a module reuses the module after it, as many tokens
+// as the server's own reuse steps give.
 //
 // The binary: $LLMGATE_LLAMA_SERVER, else the one scripts build into
 // build/llama.cpp/build/bin of the source tree. Skipped (skip_test.hpp)
@@ -133,6 +135,43 @@ chat_request prompt(std::shared_ptr<const std::vector<chat_message>> whole, std:
 }
 
 struct server_fixture : llmgate::test::backend_fixture {
+  /// Why the real server cannot run here, or nothing.
+  static std::optional<std::string> unavailable() {
+    const auto binary = server_binary();
+    if (!binary || !fs::exists(*binary))
+      return "no llama-server binary (set LLMGATE_LLAMA_SERVER, or build it into build/llama.cpp/build/bin)";
+    if (!fs::exists(model_file())) return "no model at " + model_file().string();
+    return std::nullopt;
+  }
+
+  /// Starts the server with `slots` slots and slot files in
+  /// directory/slots; its URL once the model is loaded.
+  std::string start(int slots) {
+    fs::create_directories(directory / "slots");
+    process = std::make_unique<llama_server>(
+        *server_binary(),
+        std::vector<std::string>{"-m", model_file().string(), "--host", "127.0.0.1", "--port", "0", "-np",
+                                 std::to_string(slots), "-c", std::to_string(512 * slots), "-t", "1", "--cache-ram",
+                                 "0", "--slot-save-path", (directory / "slots").string()},
+        directory / "server.log");
+    const auto url = process->url(60s);
+    BOOST_REQUIRE_MESSAGE(url, "llama-server did not start: " << process->log());
+    // /health answers 200 once the model is loaded.
+    llmgate::detail::upstream raw(client(), "raw", *url, {});
+    for (int i = 0; i < 200; ++i) {
+      try {
+        run(raw.get("/health", [](const json::value&) { return 0; }));
+        break;
+      } catch (const llmgate::backend_error&) {
+        std::this_thread::sleep_for(50ms);
+      }
+    }
+    return *url;
+  }
+
+  llmgate::test::temporary_directory directory;
+  std::unique_ptr<llama_server> process;  // stopped before the directory goes
+
   // The tokens the server makes of `messages`, templated as for a chat completion.
   std::vector<std::int64_t> tokens(llmgate::detail::upstream& raw, const std::vector<chat_message>& messages) {
     chat_request request;
@@ -167,33 +206,11 @@ struct server_fixture : llmgate::test::backend_fixture {
 BOOST_AUTO_TEST_SUITE(llama_server_slots_test)
 
 BOOST_FIXTURE_TEST_CASE(slot_files_are_saved_restored_and_reused_exactly, server_fixture) {
-  const auto binary = server_binary();
-  if (!binary || !fs::exists(*binary))
-    return llmgate::test::skip_test("no llama-server binary (set LLMGATE_LLAMA_SERVER, or build it into "
-                                    "build/llama.cpp/build/bin)");
-  if (!fs::exists(model_file())) return llmgate::test::skip_test("no model at " + model_file().string());
-
-  llmgate::test::temporary_directory directory;
-  fs::create_directories(directory / "slots");
-  llama_server process(*binary,
-                       {"-m", model_file().string(), "--host", "127.0.0.1", "--port", "0", "-np", "2", "-c", "1024",
-                        "-t", "1", "--cache-ram", "0", "--slot-save-path", (directory / "slots").string()},
-                       directory / "server.log");
-  const auto url = process.url(60s);
-  BOOST_REQUIRE_MESSAGE(url, "llama-server did not start: " << process.log());
-  // /health answers 200 once the model is loaded.
-  llmgate::detail::upstream raw(client(), "raw", *url, {});
-  for (int i = 0; i < 200; ++i) {
-    try {
-      run(raw.get("/health", [](const json::value&) { return 0; }));
-      break;
-    } catch (const llmgate::backend_error&) {
-      std::this_thread::sleep_for(50ms);
-    }
-  }
-
+  if (const auto why = unavailable()) return llmgate::test::skip_test(*why);
+  const std::string url = start(2);
+  llmgate::detail::upstream raw(client(), "raw", url, {});
   auto statistics = std::make_shared<llmgate::prompt_statistics>();
-  llmgate::llama_cpp_backend model(client(), {.base_url = *url, .statistics = statistics});
+  llmgate::llama_cpp_backend model(client(), {.base_url = url, .statistics = statistics});
   const auto whole = std::make_shared<const std::vector<chat_message>>(
       std::vector<chat_message>{{.role = "system", .content = cat + fish + dog}});
   const std::string file = llmgate::detail::llama_cpp_slot_file_name(*prompt(whole, "", "", "").layout, "stories");
@@ -231,6 +248,44 @@ BOOST_FIXTURE_TEST_CASE(slot_files_are_saved_restored_and_reused_exactly, server
   BOOST_TEST(slots.fallbacks == 1u);
   BOOST_TEST(slots.last_fallback.starts_with("slot file " + file + " not restored: "));
   BOOST_TEST(slots.restored == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(cache_reuse_reuses_the_module_after_a_skipped_one, server_fixture) {
+  if (const auto why = unavailable()) return llmgate::test::skip_test(*why);
+  const std::string url = start(1);
+  llmgate::detail::upstream raw(client(), "raw", url, {});
+  constexpr std::size_t chunk = 4;  // the shortest chunk the server shifts and reuses
+  llmgate::llama_cpp_backend model(client(), {.base_url = url, .cache_reuse = chunk});
+  const auto whole = std::make_shared<const std::vector<chat_message>>(
+      std::vector<chat_message>{{.role = "system", .content = cat + fish + dog}});
+  // cat and dog without fish: the slot holds the whole schema, encoded.
+  const auto skip = prompt(whole, "story/1/cat", cat + dog, "What happened next?");
+  const auto answer = run(model.complete(skip));
+
+  // What the server reuses, step by step as tools/server does it: the
+  // common prefix, then every later chunk of at least `chunk` tokens that
+  // matches the slot's tokens further on (shifted into place).
+  const auto cached = tokens(raw, *whole);
+  const auto wanted = tokens(raw, skip.messages);
+  std::size_t reused = 0;
+  while (reused < cached.size() && reused < wanted.size() && cached[reused] == wanted[reused]) ++reused;
+  const std::size_t prefix = reused;
+  for (std::size_t c = reused, p = reused; c < cached.size() && p < wanted.size();) {
+    std::size_t match = 0;
+    while (c + match < cached.size() && p + match < wanted.size() && cached[c + match] == wanted[p + match]) ++match;
+    if (match >= chunk) {
+      reused += match;
+      c += match;
+      p += match;
+    } else {
+      ++c;
+    }
+  }
+  if (reused == wanted.size()) --reused;
+  BOOST_TEST(answer.usage.cached_prompt_tokens == reused);
+  BOOST_TEST(reused > prefix + 8);  // dog's tokens, after the skipped fish
+  BOOST_TEST_MESSAGE("cat and dog: " << answer.usage.cached_prompt_tokens << " of " << answer.usage.prompt_tokens
+                                     << " tokens reused, " << prefix << " of them the common prefix");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

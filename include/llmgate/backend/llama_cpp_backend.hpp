@@ -34,13 +34,18 @@
 // - Where slot files fail (a server without --slot-save-path answers 501,
 //   one without the endpoints 404, a slot file that cannot be restored),
 //   the prompt goes with plain prefix caching (cache_prompt and id_slot)
-//   and prompt_statistics::slot_fallback records why. A server that
+//   and prompt_statistics::slot_fallback records why: once per prompt
+//   whose slot needed its schema and could not have it. A server that
 //   refused slot files is not asked again; a file that could not be
-//   restored is encoded again by the next prompt of its schema.
+//   restored is encoded again by the next prompt of its schema; a template
+//   the server cannot apply is not tried again for that schema. Where the
+//   slot count cannot be learnt (neither /props nor /slots answers), the
+//   prompt goes with cache_prompt alone, counted as "slot count unknown".
 //
-// A server shared with other clients may evict a slot's state between two
-// prompts: the prompt is then computed again (correct, slower); the cached
-// count the server reports says so.
+// Plain requests, and other clients of the server, take no slot lock: the
+// server may give them a slot that holds a prefix, whose next prompt is
+// then computed again (correct, slower; the cached count the server
+// reports says so).
 #pragma once
 
 #include <cstddef>      // std::size_t

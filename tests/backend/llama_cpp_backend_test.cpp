@@ -243,6 +243,38 @@ BOOST_FIXTURE_TEST_CASE(a_slot_file_that_cannot_be_restored_falls_back_and_is_en
                  "invalid slot save file: model server answered with an error");
 }
 
+BOOST_FIXTURE_TEST_CASE(a_template_the_server_cannot_apply_is_not_tried_again, llama_fixture) {
+  server.on("/apply-template", reply::json({{"error", {{"code", 400},
+                                                       {"message", "Conversation roles must alternate"},
+                                                       {"type", "invalid_request_error"}}}},
+                                           400));
+  auto model = backend({.slots = 2});
+  run(model.complete(story("a")));
+  run(model.complete(story("b")));
+  BOOST_TEST(targets(server.received()) == (std::vector<std::string>{"/apply-template", chat_path, chat_path}));
+  const auto slots = statistics->slots();
+  BOOST_TEST(slots.fallbacks == 2u);
+  BOOST_TEST(slots.last_fallback == "slot file " + slot_file() +
+                                        " not saved: llama.cpp: HTTP 400: Conversation roles must alternate: model "
+                                        "server answered with an error");
+}
+
+BOOST_FIXTURE_TEST_CASE(an_unknown_slot_count_sends_cache_prompt_alone, llama_fixture) {
+  server.on("/props", reply::openai_error(404, "invalid_request_error", "not_found", "File Not Found"));
+  server.on("/slots", reply::openai_error(501, "not_supported_error", "not_supported",
+                                          "This server does not support slots endpoint. Start it with `--slots`"));
+  auto model = backend();
+  run(model.complete(story("a")));
+  BOOST_TEST(targets(server.received()) == (std::vector<std::string>{"/props", "/slots", chat_path}));
+  BOOST_TEST(server.received().back().body ==
+             R"({"model":"m","messages":[{"role":"system","content":"You tell stories. Cats."},)"
+             R"({"role":"user","content":"Go on."}],"stream":false,"cache_prompt":true})");
+  BOOST_TEST(statistics->slots().fallbacks == 1u);
+  BOOST_TEST(statistics->slots().last_fallback ==
+             "slot count unknown: llama.cpp: HTTP 501: This server does not support slots endpoint. Start it with "
+             "`--slots`: model server answered with an error");
+}
+
 BOOST_FIXTURE_TEST_CASE(a_slot_serves_one_prompt_at_a_time, llama_fixture) {
   // One slot: b's restore must wait until a's completion is answered.
   reply held = reply::chat("first");

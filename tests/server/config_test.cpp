@@ -131,7 +131,7 @@ BOOST_AUTO_TEST_CASE(mistakes_are_refused_by_name) {
   refused_with(with("backends", R"([{"name": "a", "base_url": "ftp://x"}])"),
                "config: backends[0].base_url must be an http:// or https:// URL with a host, not \"ftp://x\"");
   refused_with(with("backends", R"([{"name": "a", "kind": "magic"}])"),
-               "config: backends[0].kind must be one of \"openai\", \"anthropic\", \"ollama\", \"demo\" (not \"magic\")");
+               "config: backends[0].kind must be one of \"openai\", \"anthropic\", \"ollama\", \"llama.cpp\", \"demo\" (not \"magic\")");
   refused_with(with("backends", R"([{"name": "a", "kind": "demo"}, {"name": "a", "kind": "demo"}])"),
                "config: backends[1].name repeats \"a\"");
   refused_with(with("tenants", R"([{"name": "a"}])"), "config: tenants[0] needs api_key_env or api_key");
@@ -200,7 +200,7 @@ BOOST_AUTO_TEST_CASE(composed_mistakes_are_refused_by_name) {
     BOOST_TEST_CONTEXT(text) BOOST_TEST(refusal(text) == message);
   };
   refused_with(composed_with("backends", R"([{"name": "x", "kind": "bedrock"}])"),
-               "config: backends[0].kind must be one of \"openai\", \"anthropic\", \"ollama\", \"demo\" (not \"bedrock\")");
+               "config: backends[0].kind must be one of \"openai\", \"anthropic\", \"ollama\", \"llama.cpp\", \"demo\" (not \"bedrock\")");
   refused_with(composed_with("models", R"([{"name": "coder"}])"),
                "config: models[0].backend must name a backend (or a list of them) for \"coder\"");
   refused_with(composed_with("models", R"([{"name": "coder", "backend": ["cloud", "nowhere"]}])"),
@@ -390,7 +390,7 @@ BOOST_AUTO_TEST_CASE(check_refuses_a_config_built_in_cpp_with_the_same_messages)
   config = base;
   config.backends[0].kind = "mykind";
   BOOST_TEST(checked(config) ==
-             "config: backends[0].kind must be one of \"openai\", \"anthropic\", \"ollama\", \"demo\" (not \"mykind\")");
+             "config: backends[0].kind must be one of \"openai\", \"anthropic\", \"ollama\", \"llama.cpp\", \"demo\" (not \"mykind\")");
   const std::vector<std::string_view> kinds = {"openai", "mykind"};
   BOOST_TEST(checked(config, kinds).empty());
 }

@@ -352,7 +352,7 @@ BOOST_AUTO_TEST_CASE(configs_it_cannot_serve_keep_it_from_starting) {
   config.backends = {{.name = "x", .kind = "bedrock"}};
   config.models = {{.name = "m", .backends = {"x"}}};
   BOOST_TEST(refusal(config) ==
-             "config: backends[0].kind must be one of \"anthropic\", \"demo\", \"ollama\", \"openai\" (not \"bedrock\")");
+             "config: backends[0].kind must be one of \"anthropic\", \"demo\", \"llama.cpp\", \"ollama\", \"openai\" (not \"bedrock\")");
   // Registered in C++, the kind is known.
   gateway_parts parts;
   parts.backends.add("bedrock", [](const backend_config& b, const backend_setup&) { return any_backend(make_demo_backend(b.name)); });

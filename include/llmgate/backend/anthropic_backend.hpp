@@ -15,6 +15,15 @@
 // cache_creation_input_tokens (Anthropic counts them apart), with
 // cached_prompt_tokens and cache_write_tokens the last two; so that costs
 // are priced as cached.
+//
+// A compiled PML prompt (request.layout set) gets cache_control
+// breakpoints at the ends of its most reused modules
+// (prompt/provider_hints.hpp says which): the message holding one is sent
+// as text blocks cut at its breakpoints, each block that ends at one marked
+// {"type":"ephemeral"}. At most options.cache_breakpoints of them, none
+// whose prefix is shorter than options.cache_min_tokens (0: the model's
+// documented minimum, anthropic_min_cacheable_tokens). A request that
+// already carries a cache_control of its own gets none: its client chose.
 #pragma once
 
 #include <memory>       // std::shared_ptr, std::make_shared
@@ -35,6 +44,7 @@
 #include "llmgate/backend/http_client.hpp"
 #include "llmgate/backend/price_table.hpp"
 #include "llmgate/backend/sse_parser.hpp"
+#include "llmgate/prompt/provider_hints.hpp"  // cache_breakpoints
 
 namespace llmgate::inline v0 {
 
@@ -47,6 +57,8 @@ struct anthropic_options {
   std::uint64_t max_tokens = 4096;           ///< when the request sets none
   std::vector<std::pair<std::string, std::string>> headers = {};  ///< e.g. anthropic-beta
   std::shared_ptr<const price_table> prices = {};
+  std::size_t cache_min_tokens = 0;          ///< a breakpoint's shortest prefix; 0: the model's minimum
+  std::size_t cache_breakpoints = anthropic_max_breakpoints;  ///< at most this many for a PML prompt; 0: none
 };
 
 namespace detail {
@@ -97,23 +109,65 @@ inline json::array anthropic_blocks(const json::value& content) {
   return blocks;
 }
 
+/// Whether the client placed cache_control breakpoints itself.
+inline bool has_cache_control(const chat_request& request) {
+  for (const auto& message : request.messages)
+    if (message.content_json.find("\"cache_control\"") != std::string::npos) return true;
+  const json_field* tools = find_field(request.parameters, "tools");
+  return tools && tools->json.find("\"cache_control\"") != std::string::npos;
+}
+
+/// A string content cut at `marks` (byte offsets, ascending) into text
+/// blocks, each block that ends at a mark carrying an ephemeral cache_control.
+inline json::array marked_blocks(std::string_view text, const std::vector<std::size_t>& marks) {
+  json::array blocks;
+  std::size_t from = 0;
+  for (const std::size_t mark : marks) {
+    if (mark <= from || mark > text.size()) continue;
+    blocks.push_back(json::object{{"type", "text"},
+                                  {"text", text.substr(from, mark - from)},
+                                  {"cache_control", {{"type", "ephemeral"}}}});
+    from = mark;
+  }
+  if (from < text.size() || blocks.empty())
+    blocks.push_back(json::object{{"type", "text"}, {"text", text.substr(from)}});
+  return blocks;
+}
+
 inline json::object anthropic_request(const chat_request& request, const anthropic_options& options,
                                       bool stream) {
   json::object body;
-  body["model"] = options.model.empty() ? request.model : options.model;
+  const std::string& model = options.model.empty() ? request.model : options.model;
+  body["model"] = model;
+  // Breakpoint byte offsets by message index, for a PML prompt.
+  std::vector<std::vector<std::size_t>> marks;
+  if (request.layout && options.cache_breakpoints > 0 && !has_cache_control(request)) {
+    const std::size_t min_tokens =
+        options.cache_min_tokens ? options.cache_min_tokens : anthropic_min_cacheable_tokens(model);
+    marks.resize(request.messages.size());
+    for (const auto& point : cache_breakpoints(*request.layout, min_tokens, options.cache_breakpoints))
+      if (point.message < marks.size() && request.messages[point.message].content_json.empty())
+        marks[point.message].push_back(point.byte);
+  }
+  const auto blocks_of = [&](std::size_t index) {
+    const chat_message& message = request.messages[index];
+    if (index < marks.size() && !marks[index].empty()) return marked_blocks(message.content, marks[index]);
+    return anthropic_blocks(content_value(message));
+  };
   json::array system;
   json::array messages;
-  for (const auto& message : request.messages) {
+  for (std::size_t index = 0; index < request.messages.size(); ++index) {
+    const chat_message& message = request.messages[index];
     const json::object extra = to_json_object(message.extra);
     if (message.role == "system" || message.role == "developer") {
-      for (auto& block : anthropic_blocks(content_value(message))) system.push_back(std::move(block));
+      for (auto& block : blocks_of(index)) system.push_back(std::move(block));
     } else if (message.role == "tool") {
       const auto* id = extra.if_contains("tool_call_id");
       json::object result{{"type", "tool_result"}, {"tool_use_id", id ? *id : json::value("")},
                           {"content", message.content}};
       messages.push_back(json::object{{"role", "user"}, {"content", json::array{std::move(result)}}});
     } else {
-      json::array blocks = anthropic_blocks(content_value(message));
+      json::array blocks = blocks_of(index);
       if (const auto* calls = extra.if_contains("tool_calls"); calls && calls->is_array()) {
         for (const auto& call : calls->as_array()) {
           const auto* object = call.if_object();

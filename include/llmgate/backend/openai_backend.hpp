@@ -15,6 +15,13 @@
 // with choices null, empty or not empty are all read. A stream that ends
 // before "data: [DONE]" and before any finish_reason was cut short: that
 // is an upstream_protocol_error.
+//
+// A compiled PML prompt (request.layout set) is sent with prompt_cache_key
+// = its layout's prefix_path (prompt/provider_hints.hpp), unless the
+// client set one or options.prompt_cache_key is off (servers that refuse
+// fields they do not know); plain requests are sent as they came. An
+// adapter built on this one (llama_cpp_backend) passes hints of its own
+// through the overloads that take `hints`.
 #pragma once
 
 #include <memory>       // std::shared_ptr, std::make_shared
@@ -36,6 +43,8 @@
 #include "llmgate/backend/http_client.hpp"
 #include "llmgate/backend/price_table.hpp"
 #include "llmgate/backend/sse_parser.hpp"
+#include "llmgate/backend/detail/hint_fields.hpp"  // add_hint_fields
+#include "llmgate/prompt/provider_hints.hpp"        // openai_prompt_cache_key
 
 namespace llmgate::inline v0 {
 
@@ -47,6 +56,7 @@ struct openai_options {
   std::string query = {};                              ///< appended to every path, e.g. "?api-version=..."
   std::vector<std::pair<std::string, std::string>> headers = {};  ///< sent with every request
   std::shared_ptr<const price_table> prices = {};      ///< prices responses; none: cost 0
+  bool prompt_cache_key = true;                        ///< send a PML prompt's prompt_cache_key
 };
 
 class openai_backend {
@@ -62,20 +72,29 @@ class openai_backend {
 
   std::string_view name() const noexcept { return options_.name; }
 
-  net::awaitable<chat_response> complete(const chat_request& request) {
+  net::awaitable<chat_response> complete(const chat_request& request) { return complete(request, {}); }
+
+  net::awaitable<chat_response> stream(const chat_request& request, chunk_handler on_chunk) {
+    return stream(request, std::move(on_chunk), {});
+  }
+
+  /// complete() with `hints` added to the body (each one the client did
+  /// not set itself).
+  net::awaitable<chat_response> complete(const chat_request& request, json_fields hints) {
     chat_response response = co_await upstream_.post(
-        path("/chat/completions"), wire_request(request, false),
+        path("/chat/completions"), wire_request(request, false, hints),
         [](const boost::json::value& answer) { return parse_chat_response(answer); });
     co_return finish(std::move(response), request);
   }
 
-  net::awaitable<chat_response> stream(const chat_request& request, chunk_handler on_chunk) {
+  /// stream() with `hints` added to the body, as complete() adds them.
+  net::awaitable<chat_response> stream(const chat_request& request, chunk_handler on_chunk, json_fields hints) {
     sse_parser parser;
     std::vector<sse_event> events;
     chat_assembler assembled;
     bool done = false;
     co_await upstream_.post_streaming(
-        path("/chat/completions"), wire_request(request, true), [&](std::string_view bytes) -> net::awaitable<void> {
+        path("/chat/completions"), wire_request(request, true, hints), [&](std::string_view bytes) -> net::awaitable<void> {
           events.clear();
           parser.feed(bytes, events);
           for (const auto& event : events) {
@@ -136,9 +155,20 @@ class openai_backend {
 
   std::string path(std::string_view api) const { return std::string(api) + options_.query; }
 
-  // The request as sent: the configured model, and a stream asks for its usage chunk.
-  std::string wire_request(const chat_request& request, bool stream) const {
-    return chat_request_body(request, {.model = options_.model, .stream = stream, .include_usage = stream});
+  // The request as sent: the configured model, a stream asks for its usage
+  // chunk, and a PML prompt carries its hints.
+  std::string wire_request(const chat_request& request, bool stream, json_fields& hints) const {
+    std::string body = chat_request_body(request, {.model = options_.model, .stream = stream, .include_usage = stream});
+    if (!request.layout) return body;
+    if (options_.prompt_cache_key) {
+      if (const std::string key = openai_prompt_cache_key(request); !key.empty()) {
+        std::string quoted;
+        detail::json_appender(quoted).string(key);
+        hints.insert(hints.begin(), {"prompt_cache_key", std::move(quoted)});
+      }
+    }
+    detail::add_hint_fields(body, request, hints);
+    return body;
   }
 
   boost::json::value parse_event(std::string_view data) const {

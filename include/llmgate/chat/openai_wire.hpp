@@ -2,7 +2,8 @@
 // the one reader and writer every part of llmgate uses: requests a client
 // sends (parse_chat_request), the request body sent to OpenAI-compatible
 // servers (append_chat_request_body), their answers (parse_chat_response,
-// parse_chat_chunk, parse_token_usage), and what the gateway answers (the
+// parse_chat_chunk, parse_token_usage; llama.cpp's timings.cache_n where the
+// usage has no cached count), and what the gateway answers (the
 // chat.completion body and the chat.completion.chunk bodies of a stream).
 //
 // The writers append bytes to a std::string with no JSON tree: strings
@@ -320,6 +321,20 @@ inline token_usage parse_token_usage(const boost::json::object& usage,
   return result;
 }
 
+/// llama.cpp's server reports the prompt tokens it reused from its cache
+/// as `timings.cache_n` beside the usage, and its older releases put no
+/// prompt_tokens_details in the usage: where `usage` has none, a
+/// timings.cache_n of the answer or chunk `message` is the cached count.
+inline void read_cached_from_timings(const boost::json::object& message, const boost::json::object& usage,
+                                     token_usage& counts, errc code = errc::upstream_protocol_error) {
+  if (const auto* details = usage.if_contains("prompt_tokens_details"); details && !details->is_null()) return;
+  // A server's own extension: read where it has llama.cpp's form, else left alone.
+  const auto* timings = message.if_contains("timings");
+  if (!timings || !timings->is_object()) return;
+  if (const auto* cache_n = timings->get_object().if_contains("cache_n"); cache_n && cache_n->is_number())
+    counts.cached_prompt_tokens = detail::count_field(timings->get_object(), "cache_n", "timings", code);
+}
+
 /// Appends OpenAI's usage object. cache_write_tokens has no OpenAI field;
 /// it is written as prompt_tokens_details.cache_write_tokens when not zero.
 inline void append_token_usage(std::string& out, const token_usage& usage) {
@@ -349,8 +364,10 @@ inline chat_response parse_chat_response(const boost::json::value& value) {
     if (const auto* calls = detail::array_field(*message, "tool_calls", "message", code); calls && !calls->empty())
       response.tool_calls_json = detail::json_text(*calls);
   }
-  if (const auto* usage = detail::object_field(object, "usage", "response", code))
+  if (const auto* usage = detail::object_field(object, "usage", "response", code)) {
     response.usage = parse_token_usage(*usage, code);
+    read_cached_from_timings(object, *usage, response.usage, code);
+  }
   return response;
 }
 
@@ -463,8 +480,10 @@ inline chat_chunk parse_chat_chunk(const boost::json::value& value) {
         chunk.tool_call_deltas_json = detail::json_text(*calls);
     }
   }
-  if (const auto* usage = detail::object_field(object, "usage", "chunk", code))
+  if (const auto* usage = detail::object_field(object, "usage", "chunk", code)) {
     chunk.usage = parse_token_usage(*usage, code);
+    read_cached_from_timings(object, *usage, *chunk.usage, code);
+  }
   return chunk;
 }
 

@@ -1,5 +1,5 @@
 // backend_registry: how the gateway makes a backend of each kind the config
-// names. It knows openai, anthropic, ollama and demo; a program adds its
+// names. It knows openai, anthropic, ollama, llama.cpp and demo; a program adds its
 // own kinds in C++ without touching the gateway's headers:
 //
 //   auto backends = llmgate::backend_registry::builtin();
@@ -14,11 +14,24 @@
 // config's "retries" asks for (network failures, 429 and 5xx; see
 // backend/retry.hpp), as the built-in kinds do; calling it inside the
 // factory keeps one type erasure (any_backend) per call.
+//
+// Options of the built-in kinds, read from the backend's entry:
+//   openai     "prompt_cache_key": false stops sending a PML prompt's key
+//   anthropic  "version", "max_tokens", "cache_min_tokens" (a breakpoint's
+//              shortest prefix; the model's minimum when absent),
+//              "cache_breakpoints" (0 to 4; 4 when absent)
+//   llama.cpp  "slots" (the server's --parallel; asked of the server when
+//              absent), "slot_files": false stops saving and restoring
+//              schemas as slot files, "cache_reuse" (n_cache_reuse sent with
+//              PML prompts). Every backend made for one llama.cpp
+//              entry (one per worker) shares its slots and slot files.
 #pragma once
 
 #include <functional>   // std::function
+#include <algorithm>    // std::min
 #include <map>          // std::map
 #include <memory>       // std::shared_ptr
+#include <mutex>        // std::mutex, std::scoped_lock
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
@@ -29,11 +42,13 @@
 #include "llmgate/backend/anthropic_backend.hpp"  // anthropic_backend
 #include "llmgate/backend/any_backend.hpp"        // any_backend
 #include "llmgate/backend/http_client.hpp"        // http_client
+#include "llmgate/backend/llama_cpp_backend.hpp"  // llama_cpp_backend, llama_cpp_slots
 #include "llmgate/backend/ollama_backend.hpp"     // ollama_backend
 #include "llmgate/backend/openai_backend.hpp"     // openai_backend
 #include "llmgate/backend/price_table.hpp"        // price_table
 #include "llmgate/backend/retry.hpp"              // retrying_backend
 #include "llmgate/error.hpp"                      // llmgate::error
+#include "llmgate/prompt/prompt_statistics.hpp"   // prompt_statistics
 #include "llmgate/server/config.hpp"              // backend_config
 #include "llmgate/server/demo_backend.hpp"        // make_demo_backend
 
@@ -45,6 +60,7 @@ struct backend_setup {
   std::shared_ptr<http_client> client;        ///< the worker's connection pool, shared by its backends
   std::shared_ptr<const price_table> prices;  ///< the config's prices, by model name
   std::string_view model = {};                ///< the model to send upstream: the model's upstream_model, else the backend's model; empty: the request's
+  std::shared_ptr<llmgate::prompt_statistics> prompt_statistics = {};  ///< the gateway's PML statistics (llama.cpp slot files); may be null
 };
 
 class backend_registry {
@@ -54,13 +70,15 @@ class backend_registry {
   /// No kinds at all.
   backend_registry() = default;
 
-  /// openai, anthropic, ollama and demo.
+  /// openai, anthropic, ollama, llama.cpp and demo.
   static backend_registry builtin() {
     backend_registry registry;
     registry.add("openai", [](const backend_config& b, const backend_setup& s) {
-      return retried(openai_backend(s.client, {.name = b.name, .base_url = b.base_url, .api_key = b.api_key,
-                                               .model = std::string(s.model), .prices = s.prices}),
-                     b);
+      openai_options options{.name = b.name, .base_url = b.base_url, .api_key = b.api_key,
+                             .model = std::string(s.model), .prices = s.prices};
+      if (const auto* key = b.options.if_contains("prompt_cache_key"); key && key->is_bool())
+        options.prompt_cache_key = key->get_bool();
+      return retried(openai_backend(s.client, std::move(options)), b);
     });
     registry.add("anthropic", [](const backend_config& b, const backend_setup& s) {
       anthropic_options options{.name = b.name, .api_key = b.api_key, .model = std::string(s.model), .prices = s.prices};
@@ -69,7 +87,32 @@ class backend_registry {
         options.version = std::string(version->get_string());
       if (const auto* tokens = b.options.if_contains("max_tokens"); tokens && tokens->is_number())
         options.max_tokens = tokens->to_number<std::uint64_t>();
+      if (const auto* tokens = b.options.if_contains("cache_min_tokens"); tokens && tokens->is_number())
+        options.cache_min_tokens = tokens->to_number<std::size_t>();
+      if (const auto* count = b.options.if_contains("cache_breakpoints"); count && count->is_number())
+        options.cache_breakpoints = std::min<std::size_t>(count->to_number<std::size_t>(), anthropic_max_breakpoints);
       return retried(anthropic_backend(s.client, std::move(options)), b);
+    });
+    // One slots record per llama.cpp entry, shared by the backends every
+    // worker makes for it (the registry is copied, the map is not).
+    auto llama_servers = std::make_shared<std::pair<std::mutex, std::map<std::string, std::shared_ptr<llama_cpp_slots>>>>();
+    registry.add("llama.cpp", [llama_servers](const backend_config& b, const backend_setup& s) {
+      llama_cpp_options options{.name = b.name, .api_key = b.api_key, .model = std::string(s.model),
+                                .prices = s.prices, .statistics = s.prompt_statistics};
+      if (!b.base_url.empty()) options.base_url = b.base_url;
+      if (const auto* slots = b.options.if_contains("slots"); slots && slots->is_number())
+        options.slots = slots->to_number<std::size_t>();
+      if (const auto* files = b.options.if_contains("slot_files"); files && files->is_bool())
+        options.slot_files = files->get_bool();
+      if (const auto* reuse = b.options.if_contains("cache_reuse"); reuse && reuse->is_number())
+        options.cache_reuse = reuse->to_number<std::size_t>();
+      {
+        std::scoped_lock lock(llama_servers->first);
+        auto& shared = llama_servers->second[b.name + "\n" + options.base_url];
+        if (!shared) shared = std::make_shared<llama_cpp_slots>();
+        options.shared = shared;
+      }
+      return retried(llama_cpp_backend(s.client, std::move(options)), b);
     });
     registry.add("ollama", [](const backend_config& b, const backend_setup& s) {
       ollama_options options{.name = b.name, .model = std::string(s.model), .prices = s.prices};

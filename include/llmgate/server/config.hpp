@@ -57,7 +57,9 @@
 // backends: kind "openai" is any OpenAI-compatible server (base_url
 // required), "anthropic" the Messages API (optional "version",
 // "max_tokens"), "ollama" Ollama's native API, "demo" canned offline
-// answers; a program registers more kinds in C++ (backend_registry.hpp),
+// answers, "llama.cpp" llama-server (base_url its root; optional "slots",
+// "slot_files", "cache_reuse"; OpenAI-compatible, plus slots and slot
+// files for PML prompts); a program registers more kinds in C++ (backend_registry.hpp),
 // whose fields it reads from `options`, the entry as written.
 //
 // models: what clients may ask for (404 otherwise). Each names its backend,
@@ -163,11 +165,11 @@ class config_error : public error {
 };
 
 /// The backend kinds the gateway builds without help (backend_registry.hpp).
-inline constexpr std::array<std::string_view, 4> builtin_backend_kinds = {"openai", "anthropic", "ollama", "demo"};
+inline constexpr std::array<std::string_view, 5> builtin_backend_kinds = {"openai", "anthropic", "ollama", "llama.cpp", "demo"};
 
 struct backend_config {
   std::string name;
-  std::string kind = "openai";  ///< openai | anthropic | ollama | demo | a kind registered in C++
+  std::string kind = "openai";  ///< openai | anthropic | ollama | llama.cpp | demo | a kind registered in C++
   std::string base_url = {};    ///< openai: required; anthropic, ollama: their usual address when empty
   std::string api_key = {};     ///< from api_key_env; never logged
   std::string model = {};       ///< when set, replaces the model of every request sent (a model's upstream_model wins)
@@ -613,7 +615,8 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
     const bool builtin = std::find(builtin_backend_kinds.begin(), builtin_backend_kinds.end(), backend.kind) !=
                          builtin_backend_kinds.end();
     if (!builtin || backend.kind == "demo") continue;  // a registered kind checks its own fields
-    if (backend.kind == "openai" || !backend.base_url.empty()) detail::check_url(where + ".base_url", backend.base_url);
+    if (backend.kind == "openai" || backend.kind == "llama.cpp" || !backend.base_url.empty())
+      detail::check_url(where + ".base_url", backend.base_url);
     within<unsigned>(where + ".retries", backend.retries, 0, detail::max_retries);
     if (const auto* tokens = backend.options.if_contains("max_tokens"); tokens && tokens->is_number())
       within(where + ".max_tokens", tokens->to_number<double>(), 1.0, 1e6);

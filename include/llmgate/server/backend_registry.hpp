@@ -34,6 +34,7 @@
 #include "llmgate/backend/price_table.hpp"        // price_table
 #include "llmgate/backend/retry.hpp"              // retrying_backend
 #include "llmgate/error.hpp"                      // llmgate::error
+#include "llmgate/prompt/prompt_statistics.hpp"   // prompt_statistics
 #include "llmgate/server/config.hpp"              // backend_config
 #include "llmgate/server/demo_backend.hpp"        // make_demo_backend
 
@@ -45,6 +46,10 @@ struct backend_setup {
   std::shared_ptr<http_client> client;        ///< the worker's connection pool, shared by its backends
   std::shared_ptr<const price_table> prices;  ///< the config's prices, by model name
   std::string_view model = {};                ///< the model to send upstream: the model's upstream_model, else the backend's model; empty: the request's
+  /// The gateway's PML statistics, where a backend counts what only it
+  /// knows (llama.cpp slot files saved, restored, fallen back from); null
+  /// outside a gateway. The gateway itself records every fresh answer's usage.
+  std::shared_ptr<llmgate::prompt_statistics> prompt_statistics = {};
 };
 
 class backend_registry {

@@ -8,6 +8,7 @@
 #include "llmgate/error.hpp"
 #include "llmgate/index.hpp"
 #include "llmgate/pipeline.hpp"
+#include "llmgate/prompt.hpp"
 #include "llmgate/route.hpp"
 #include "llmgate/server.hpp"
 #include "llmgate/simd.hpp"

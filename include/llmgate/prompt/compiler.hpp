@@ -1,0 +1,283 @@
+// compile_prompt: a PML prompt and its schema to the chat request a model
+// server sees, with the layout (prompt/prompt_layout.hpp) that tells the
+// backends where its modules are.
+//
+// Order: the schema's text and the included modules come in schema order,
+// whatever order the prompt imports them in, so that prompts importing the
+// same modules share the longest prefix; the prompt's own text stays where
+// its author put it relative to the imports (after the import it follows,
+// else before the one it precedes, else at the end of its parent module;
+// at the top with no import, after the schema's messages), and its role
+// blocks become messages after the schema's, in the author's order. Role
+// blocks are chat messages for every backend, never one model family's
+// text macros.
+//
+// The cacheable prefix ends where the first argument value, prompt text or
+// cache="false" module starts: up to there, the bytes depend on the
+// imports alone, so the same imports give byte-identical prefixes.
+//
+// Checks, each a pml_error with the line and column: the schema named;
+// unknown modules (a nested import names a module of its parent's) and
+// parameters; a module imported twice; two members of one union; a
+// parameter without an argument; an argument longer than its len in the
+// Tokenizer's tokens. A union with no member imported includes its
+// scaffold member (its parameters as their scaffolds).
+#pragma once
+
+#include <algorithm>    // std::find_if
+#include <cstddef>      // std::size_t
+#include <memory>       // std::make_shared
+#include <string>       // std::string, std::to_string
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+#include <variant>      // std::get_if
+#include <vector>       // std::vector
+
+#include "llmgate/chat/chat.hpp"                 // chat_request
+#include "llmgate/prompt/detail/pml_render.hpp"  // pml_renderer, pml_selection
+#include "llmgate/prompt/pml_error.hpp"          // pml_error
+#include "llmgate/prompt/pml_parser.hpp"         // parse_prompt
+#include "llmgate/prompt/prompt_document.hpp"    // prompt_document
+#include "llmgate/prompt/prompt_layout.hpp"      // prompt_layout
+#include "llmgate/prompt/schema.hpp"             // prompt_schema
+#include "llmgate/prompt/schema_check.hpp"       // pml_first_at
+#include "llmgate/prompt/schema_registry.hpp"    // schema_registry
+#include "llmgate/prompt/tokenizer.hpp"          // Tokenizer
+#include "llmgate/version.hpp"                   // the inline versioned namespace
+
+namespace llmgate::inline v0 {
+
+namespace detail {
+
+/// A module a prompt may import at some place, and the union it is a member of (or null).
+struct pml_candidate {
+  const schema_module* module;
+  const schema_union* group;
+};
+
+inline void pml_add_candidates(const std::vector<schema_node>& nodes, std::vector<pml_candidate>& out, bool roles) {
+  for (const auto& node : nodes) {
+    if (const auto* module = std::get_if<schema_module>(&node.value)) {
+      out.push_back({module, nullptr});
+    } else if (const auto* group = std::get_if<schema_union>(&node.value)) {
+      for (const auto& member : group->members) out.push_back({&member, group});
+    } else if (const auto* role = std::get_if<schema_role>(&node.value); role && roles) {
+      pml_add_candidates(role->children, out, false);
+    }
+  }
+}
+
+template <class T>
+class pml_selector {
+ public:
+  pml_selector(const prompt_schema& schema, const T& tokenizer) : schema_(schema), tokenizer_(tokenizer) {}
+
+  pml_selection select(const prompt_document& prompt) {
+    std::vector<pml_candidate> top;
+    pml_add_candidates(schema_.nodes, top, true);
+    bool imports = false;
+    for (const auto& node : prompt.nodes) imports = imports || std::get_if<prompt_import>(&node.value);
+    if (imports) {
+      resolve(prompt.nodes, top, nullptr, nullptr);
+    }
+    for (const auto& node : prompt.nodes) {
+      if (std::get_if<prompt_role>(&node.value) || (!imports && std::get_if<prompt_text>(&node.value)))
+        selection_.tail.push_back(&node);
+    }
+    add_defaults(schema_.nodes);
+    return std::move(selection_);
+  }
+
+ private:
+  const prompt_schema& schema_;
+  const T& tokenizer_;
+  pml_selection selection_;
+
+  // Resolves the imports among `children`, which may name `candidates`;
+  // `parent` is the import holding them (null at the top).
+  void resolve(const std::vector<prompt_node>& children, const std::vector<pml_candidate>& candidates,
+               const schema_module* parent, pml_selection::entry* parent_entry) {
+    std::vector<const prompt_text*> pending;
+    pml_selection::entry* last = nullptr;
+    std::vector<std::pair<const schema_module*, const prompt_import*>> imported;
+    for (const auto& child : children) {
+      if (const auto* text = std::get_if<prompt_text>(&child.value)) {
+        if (last) last->after.push_back(text);
+        else pending.push_back(text);
+        continue;
+      }
+      if (const auto* role = std::get_if<prompt_role>(&child.value)) {
+        if (parent) throw pml_error(role->position, "<" + role->role + "> is allowed only at the top of a prompt");
+        continue;  // the caller puts it in the tail
+      }
+      const auto& import = std::get<prompt_import>(child.value);
+      const pml_candidate* found = nullptr;
+      for (const auto& candidate : candidates)
+        if (candidate.module->name == import.name) found = &candidate;
+      if (!found)
+        throw pml_error(import.position, "unknown module \"" + import.name + "\" in " +
+                                             (parent ? "module \"" + parent->name + "\""
+                                                     : "schema \"" + schema_.name + "\""));
+      for (const auto& [module, earlier] : imported) {
+        if (module == found->module)
+          throw pml_error(import.position,
+                          "module \"" + import.name + "\" is imported twice" + pml_first_at(earlier->position));
+        if (found->group && std::find_if(found->group->members.begin(), found->group->members.end(),
+                                         [&](const schema_module& m) { return &m == module; }) !=
+                                found->group->members.end())
+          throw pml_error(import.position, "\"" + module->name + "\" and \"" + import.name +
+                                               "\" are members of one union: import at most one");
+      }
+      imported.emplace_back(found->module, &import);
+      check_arguments(*found->module, import);
+      auto& entry = selection_.modules[found->module];
+      entry.import = &import;
+      entry.before = std::move(pending);
+      pending.clear();
+      last = &entry;
+      std::vector<pml_candidate> inner;
+      pml_add_candidates(found->module->children, inner, false);
+      resolve(import.children, inner, found->module, &entry);
+    }
+    if (!pending.empty() && parent_entry) parent_entry->inside = std::move(pending);
+  }
+
+  void check_arguments(const schema_module& module, const prompt_import& import) const {
+    for (const auto& argument : import.arguments) {
+      const schema_param* param = nullptr;
+      for (const auto& child : module.children)
+        if (const auto* p = std::get_if<schema_param>(&child.value); p && p->name == argument.name) param = p;
+      if (!param)
+        throw pml_error(argument.position,
+                        "module \"" + module.name + "\" has no parameter \"" + argument.name + "\"");
+      const std::size_t tokens = static_cast<std::size_t>(tokenizer_.count(argument.value));
+      if (tokens > param->max_tokens)
+        throw pml_error(argument.position, "the argument " + argument.name + " is " + std::to_string(tokens) +
+                                               " tokens long; its parameter allows " +
+                                               std::to_string(param->max_tokens));
+    }
+    for (const auto& child : module.children) {
+      const auto* param = std::get_if<schema_param>(&child.value);
+      if (!param) continue;
+      bool given = false;
+      for (const auto& argument : import.arguments) given = given || argument.name == param->name;
+      if (!given)
+        throw pml_error(import.position,
+                        "module \"" + module.name + "\" needs an argument for its parameter \"" + param->name + "\"");
+    }
+  }
+
+  // A union of an included parent with no member imported includes its scaffold member.
+  void add_defaults(const std::vector<schema_node>& nodes) {
+    for (const auto& node : nodes) {
+      if (const auto* module = std::get_if<schema_module>(&node.value)) {
+        if (selection_.modules.contains(module)) add_defaults(module->children);
+      } else if (const auto* group = std::get_if<schema_union>(&node.value)) {
+        const schema_module* chosen = nullptr;
+        for (const auto& member : group->members)
+          if (selection_.modules.contains(&member)) chosen = &member;
+        if (!chosen)
+          for (const auto& member : group->members)
+            if (member.name == group->scaffold) {
+              chosen = &member;
+              selection_.modules[chosen];
+            }
+        if (chosen) add_defaults(chosen->children);
+      } else if (const auto* role = std::get_if<schema_role>(&node.value)) {
+        add_defaults(role->children);
+      }
+    }
+  }
+};
+
+/// The module part of prompt_cache_key: the deepest paths among the
+/// modules that start inside the prefix, joined by ';'.
+inline std::string pml_prefix_path(const prompt_schema& schema, const std::vector<module_span>& spans,
+                                   std::size_t prefix_message, std::size_t prefix_end) {
+  std::string key = schema.name;
+  if (!schema.version.empty()) key += "@" + schema.version;
+  std::vector<const module_span*> inside;
+  for (const auto& span : spans)
+    if (span.message < prefix_message || (span.message == prefix_message && span.begin < prefix_end))
+      inside.push_back(&span);
+  bool first = true;
+  for (std::size_t i = 0; i < inside.size(); ++i) {
+    const std::string& path = inside[i]->path;
+    if (i + 1 < inside.size() && inside[i + 1]->path.size() > path.size() &&
+        inside[i + 1]->path.compare(0, path.size(), path) == 0 && inside[i + 1]->path[path.size()] == '/')
+      continue;  // its child follows and names it
+    key += first ? ':' : ';';
+    key += path;
+    first = false;
+  }
+  return key;
+}
+
+}  // namespace detail
+
+/// Compiles `prompt` against `schema` (which must be the one it names):
+/// the request's messages and its layout; model, stream and parameters are
+/// left empty. Token spans are counted with `tokenizer` from the start of
+/// the first message's content. Throws pml_error.
+template <Tokenizer T>
+chat_request compile_prompt(const prompt_schema& schema, const prompt_document& prompt, const T& tokenizer) {
+  if (prompt.schema != schema.name)
+    throw pml_error(prompt.position,
+                    "the prompt is for schema \"" + prompt.schema + "\", not \"" + schema.name + "\"");
+  if (!prompt.version.empty() && prompt.version != schema.version)
+    throw pml_error(prompt.position, "the prompt is for version \"" + prompt.version + "\" of schema \"" +
+                                         schema.name + "\", not \"" + schema.version + "\"");
+  const detail::pml_selection selection = detail::pml_selector<T>(schema, tokenizer).select(prompt);
+  detail::pml_renderer renderer(schema, &selection);
+  renderer.run();
+  if (renderer.messages.empty()) throw pml_error(prompt.position, "the prompt compiles to no text");
+
+  auto layout = std::make_shared<prompt_layout>();
+  layout->schema = schema.name;
+  layout->version = schema.version;
+  // Tokens before each message's content, then within it.
+  std::vector<std::size_t> base(renderer.messages.size() + 1, 0);
+  for (std::size_t m = 0; m < renderer.messages.size(); ++m)
+    base[m + 1] = base[m] + static_cast<std::size_t>(tokenizer.count(renderer.messages[m].content));
+  const auto tokens_at = [&](std::size_t message, std::size_t byte) {
+    return base[message] +
+           static_cast<std::size_t>(tokenizer.count(std::string_view(renderer.messages[message].content).substr(0, byte)));
+  };
+  for (auto& span : renderer.spans) {
+    span.token_begin = tokens_at(span.message, span.begin);
+    span.token_end = tokens_at(span.message, span.end);
+  }
+  layout->prefix_message = renderer.prefix_message;
+  layout->prefix_end = renderer.prefix_end;
+  layout->prefix_tokens = tokens_at(renderer.prefix_message, renderer.prefix_end);
+  layout->total_tokens = base.back();
+  layout->prefix_path =
+      detail::pml_prefix_path(schema, renderer.spans, renderer.prefix_message, renderer.prefix_end);
+  layout->modules = std::move(renderer.spans);
+  if (schema.whole_schema) {
+    layout->whole_schema = schema.whole_schema;
+  } else {  // a tree finish_schema has not seen
+    detail::pml_renderer whole(schema, nullptr);
+    whole.run();
+    layout->whole_schema = std::make_shared<const std::vector<chat_message>>(std::move(whole.messages));
+  }
+
+  chat_request request;
+  request.messages = std::move(renderer.messages);
+  request.layout = std::move(layout);
+  return request;
+}
+
+/// Parses `prompt_pml`, finds the schema (and version) it names in
+/// `registry` and compiles it. Throws pml_error, "unknown schema" included.
+template <Tokenizer T>
+chat_request compile_prompt(const schema_registry& registry, std::string_view prompt_pml, const T& tokenizer) {
+  const prompt_document prompt = parse_prompt(prompt_pml);
+  const auto schema = registry.find(prompt.schema, prompt.version);
+  if (!schema)
+    throw pml_error(prompt.position, "unknown schema \"" + prompt.schema + "\"" +
+                                         (prompt.version.empty() ? "" : " version \"" + prompt.version + "\""));
+  return compile_prompt(*schema, prompt, tokenizer);
+}
+
+}  // namespace llmgate::inline v0

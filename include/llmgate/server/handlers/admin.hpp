@@ -76,9 +76,7 @@ struct prompt_schemas_handler {
     try {
       schemas->add(std::move(schema));
     } catch (const pml_error& problem) {
-      return error_response(http_status::conflict,
-                            std::string("The schema cannot be registered: ") + problem.what() +
-                                " Give a changed schema a new version.",
+      return error_response(http_status::conflict, std::string("The schema cannot be registered: ") + problem.what(),
                             "invalid_request_error", "schema_version_exists");
     }
     return json_response(http_status::ok, added);

@@ -222,4 +222,22 @@ BOOST_FIXTURE_TEST_CASE(schemas_are_registered_by_the_admin_and_a_change_is_a_ne
   BOOST_TEST(stats.json().at("prompts").at("registered") == listed.json().at("data"));
 }
 
+BOOST_AUTO_TEST_CASE(a_gateway_does_not_start_with_a_schema_file_it_cannot_use) {
+  temporary_directory directory;
+  const auto broken = directory / "broken.xml";
+  std::ofstream(broken) << R"(<schema name="b"><module name="a">x</module><module name="a">y</module></schema>)";
+  gateway_config config;
+  config.port = 0;
+  config.threads = 1;
+  config.backends = {{.name = "demo", .kind = "demo"}};
+  config.models = {{.name = "test-model", .backends = {"demo"}}};
+  config.tenants = {{"acme", "key-acme"}};
+  config.prompt_schemas = {broken};
+  BOOST_CHECK_EXCEPTION(gateway(config, nullptr), config_error, [&](const config_error& e) {
+    BOOST_TEST(e.what() == "config: prompt_schemas[0] cannot be used: '" + broken.string() +
+                               "', line 1, column 45: duplicate module name \"a\" (first at line 1, column 18)");
+    return true;
+  });
+}
+
 BOOST_AUTO_TEST_SUITE_END()

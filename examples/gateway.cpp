@@ -47,12 +47,12 @@ int main(int argc, char** argv) {
   }
 
   llmgate::gateway_config config;
+  llmgate::schema_registry schemas;
   try {
     config = llmgate::gateway_config::load(config_path);
     if (port >= 0) config.port = static_cast<unsigned short>(port);
     if (check_only) {
       (void)llmgate::make_gateway_router(config);
-      llmgate::schema_registry schemas;
       llmgate::load_prompt_schemas(config, schemas);
     }
   } catch (const std::exception& e) {
@@ -60,9 +60,10 @@ int main(int argc, char** argv) {
     return invalid;
   }
   if (check_only) {
-    std::printf("%s: valid; %zu models, %zu backends, %s, %zu tenants, listening on %s:%u\n", config_path.c_str(),
-                config.models.size(), config.backends.size(), config.router ? "routing \"auto\"" : "no router",
-                config.tenants.size(), config.address.c_str(), unsigned{config.port});
+    std::printf("%s: valid; %zu models, %zu backends, %s, %zu tenants, %zu PML schemas, listening on %s:%u\n",
+                config_path.c_str(), config.models.size(), config.backends.size(),
+                config.router ? "routing \"auto\"" : "no router", config.tenants.size(), schemas.list().size(),
+                config.address.c_str(), unsigned{config.port});
     return valid;
   }
   llmgate::map_large_allocations();  // a long-running server: freed caches' memory goes back

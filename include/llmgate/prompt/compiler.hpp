@@ -4,13 +4,16 @@
 //
 // Order: the schema's text and the included modules come in schema order,
 // whatever order the prompt imports them in, so that prompts importing the
-// same modules share the longest prefix; the prompt's own text stays where
-// its author put it relative to the imports (after the import it follows,
-// else before the one it precedes, else at the end of its parent module;
-// at the top with no import, after the schema's messages), and its role
-// blocks become messages after the schema's, in the author's order. Role
-// blocks are chat messages for every backend, never one model family's
-// text macros.
+// same modules share the longest prefix. The prompt's own text stays where
+// its author put it relative to the imports: text between two imports
+// right after the first of them; text before its parent's first import
+// just before the first of those modules in schema order, and text after
+// the last import just after the last of them (so the modules stay
+// together in front); in an import without imports, at the end of its
+// module; at the top of a prompt without imports, after the schema's
+// messages. Its role blocks become messages after the schema's, in the
+// author's order. Role blocks are chat messages for every backend, never
+// one model family's text macros.
 //
 // The cacheable prefix ends where the first argument value, prompt text or
 // cache="false" module starts: up to there, the bytes depend on the
@@ -24,8 +27,8 @@
 // scaffold member (its parameters as their scaffolds).
 #pragma once
 
-#include <algorithm>    // std::find_if
 #include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint64_t
 #include <memory>       // std::make_shared
 #include <string>       // std::string, std::to_string
 #include <string_view>  // std::string_view
@@ -34,6 +37,7 @@
 #include <vector>       // std::vector
 
 #include "llmgate/chat/chat.hpp"                 // chat_request
+#include "llmgate/detail/xxhash.hpp"             // XXH3_64bits
 #include "llmgate/prompt/detail/pml_render.hpp"  // pml_renderer, pml_selection
 #include "llmgate/prompt/pml_error.hpp"          // pml_error
 #include "llmgate/prompt/pml_parser.hpp"         // parse_prompt
@@ -93,57 +97,88 @@ class pml_selector {
   const T& tokenizer_;
   pml_selection selection_;
 
-  // Resolves the imports among `children`, which may name `candidates`;
-  // `parent` is the import holding them (null at the top).
+  // Resolves the imports among `children`, which may name `candidates`
+  // (in schema order); `parent` is the module whose import holds them
+  // (null at the top), `parent_entry` its entry.
   void resolve(const std::vector<prompt_node>& children, const std::vector<pml_candidate>& candidates,
                const schema_module* parent, pml_selection::entry* parent_entry) {
-    std::vector<const prompt_text*> pending;
-    pml_selection::entry* last = nullptr;
-    std::vector<std::pair<const schema_module*, const prompt_import*>> imported;
+    struct resolved {
+      const prompt_import* import;
+      const schema_module* module;
+      std::size_t order;  // among candidates: schema order
+      pml_selection::entry* entry;
+    };
+    std::vector<resolved> imported;
     for (const auto& child : children) {
-      if (const auto* text = std::get_if<prompt_text>(&child.value)) {
-        if (last) last->after.push_back(text);
-        else pending.push_back(text);
-        continue;
-      }
       if (const auto* role = std::get_if<prompt_role>(&child.value)) {
         if (parent) throw pml_error(role->position, "<" + role->role + "> is allowed only at the top of a prompt");
         continue;  // the caller puts it in the tail
       }
-      const auto& import = std::get<prompt_import>(child.value);
-      const pml_candidate* found = nullptr;
-      for (const auto& candidate : candidates)
-        if (candidate.module->name == import.name) found = &candidate;
-      if (!found)
-        throw pml_error(import.position, "unknown module \"" + import.name + "\" in " +
-                                             (parent ? "module \"" + parent->name + "\""
-                                                     : "schema \"" + schema_.name + "\""));
-      for (const auto& [module, earlier] : imported) {
-        if (module == found->module)
-          throw pml_error(import.position,
-                          "module \"" + import.name + "\" is imported twice" + pml_first_at(earlier->position));
-        if (found->group && std::find_if(found->group->members.begin(), found->group->members.end(),
-                                         [&](const schema_module& m) { return &m == module; }) !=
-                                found->group->members.end())
-          throw pml_error(import.position, "\"" + module->name + "\" and \"" + import.name +
-                                               "\" are members of one union: import at most one");
+      const auto* import = std::get_if<prompt_import>(&child.value);
+      if (!import) continue;
+      std::size_t order = candidates.size();
+      for (std::size_t i = 0; i < candidates.size(); ++i)
+        if (candidates[i].module->name == import->name) order = i;
+      if (order == candidates.size())
+        throw pml_error(import->position, "unknown module \"" + import->name + "\" in " +
+                                              (parent ? "module \"" + parent->name + "\""
+                                                      : "schema \"" + schema_.name + "\""));
+      const pml_candidate& found = candidates[order];
+      for (const auto& earlier : imported) {
+        if (earlier.module == found.module)
+          throw pml_error(import->position, "module \"" + import->name + "\" is imported twice" +
+                                                pml_first_at(earlier.import->position));
+        if (found.group && candidates[earlier.order].group == found.group)
+          throw pml_error(import->position, "\"" + earlier.module->name + "\" and \"" + import->name +
+                                                "\" are members of one union: import at most one");
       }
-      imported.emplace_back(found->module, &import);
-      check_arguments(*found->module, import);
-      auto& entry = selection_.modules[found->module];
-      entry.import = &import;
-      entry.before = std::move(pending);
-      pending.clear();
-      last = &entry;
+      check_arguments(*found.module, *import);
+      auto& entry = selection_.modules[found.module];
+      entry.import = import;
+      imported.push_back({import, found.module, order, &entry});
       std::vector<pml_candidate> inner;
-      pml_add_candidates(found->module->children, inner, false);
-      resolve(import.children, inner, found->module, &entry);
+      pml_add_candidates(found.module->children, inner, false);
+      resolve(import->children, inner, found.module, &entry);
     }
-    if (!pending.empty() && parent_entry) parent_entry->inside = std::move(pending);
+    // Text between two imports follows the first of them; text before the
+    // first import precedes the module that comes first, and text after
+    // the last follows the module that comes last (schema order), so that
+    // the modules stay together in front.
+    pml_selection::entry* first = nullptr;
+    pml_selection::entry* last = nullptr;
+    std::size_t first_order = 0, last_order = 0;
+    for (const auto& r : imported) {
+      if (!first || r.order < first_order) first = r.entry, first_order = r.order;
+      if (!last || r.order > last_order) last = r.entry, last_order = r.order;
+    }
+    std::size_t seen = 0;  // imports passed
+    pml_selection::entry* previous = nullptr;
+    for (const auto& child : children) {
+      if (std::get_if<prompt_import>(&child.value)) {
+        previous = imported[seen++].entry;
+        continue;
+      }
+      const auto* text = std::get_if<prompt_text>(&child.value);
+      if (!text) continue;
+      if (imported.empty()) {
+        if (parent_entry) parent_entry->inside.push_back(text);  // at the top: the caller's tail
+      } else if (seen == 0) {
+        first->before.push_back(text);
+      } else if (seen == imported.size()) {
+        last->after.push_back(text);
+      } else {
+        previous->after.push_back(text);
+      }
+    }
   }
 
   void check_arguments(const schema_module& module, const prompt_import& import) const {
     for (const auto& argument : import.arguments) {
+      for (const auto& other : import.arguments) {
+        if (&other == &argument) break;
+        if (other.name == argument.name)  // only a built tree can have it: markup refuses duplicate attributes
+          throw pml_error(argument.position, "the argument " + argument.name + " is given twice");
+      }
       const schema_param* param = nullptr;
       for (const auto& child : module.children)
         if (const auto* p = std::get_if<schema_param>(&child.value); p && p->name == argument.name) param = p;
@@ -190,8 +225,14 @@ class pml_selector {
   }
 };
 
-/// The module part of prompt_cache_key: the deepest paths among the
-/// modules that start inside the prefix, joined by ';'.
+/// OpenAI refuses a prompt_cache_key longer than this.
+inline constexpr std::size_t pml_prefix_path_limit = 64;
+
+/// prompt_cache_key: "name@version:" then the deepest paths among the
+/// modules that start inside the prefix, joined by ';'
+/// ("reading@1:plan/history;notes"). A key longer than 64 bytes keeps its
+/// first 47 (whole characters) and adds '#' and 16 hex digits of the whole
+/// key's XXH3 hash, so that it stays distinct and usable.
 inline std::string pml_prefix_path(const prompt_schema& schema, const std::vector<module_span>& spans,
                                    std::size_t prefix_message, std::size_t prefix_end) {
   std::string key = schema.name;
@@ -210,7 +251,14 @@ inline std::string pml_prefix_path(const prompt_schema& schema, const std::vecto
     key += path;
     first = false;
   }
-  return key;
+  if (key.size() <= pml_prefix_path_limit) return key;
+  const std::uint64_t hash = XXH3_64bits(key.data(), key.size());
+  std::size_t keep = pml_prefix_path_limit - 17;
+  while (keep > 0 && (static_cast<unsigned char>(key[keep]) & 0xC0) == 0x80) --keep;  // not inside a character
+  std::string shortened = key.substr(0, keep) + '#';
+  static constexpr char hex[] = "0123456789abcdef";
+  for (int shift = 60; shift >= 0; shift -= 4) shortened += hex[(hash >> shift) & 15];
+  return shortened;
 }
 
 }  // namespace detail

@@ -10,7 +10,9 @@
 #include <filesystem>   // std::filesystem::path
 #include <fstream>      // std::ifstream
 #include <initializer_list>  // std::initializer_list
+#include <ios>          // std::ios_base::failure
 #include <iterator>     // std::istreambuf_iterator
+#include <system_error>  // std::error_code
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
@@ -181,14 +183,23 @@ class schema_reader {
   }
 
  public:
-  /// The text of a module's src file, laid out as a block.
+  /// The text of a module's src file (a regular file), laid out as a block.
   static std::string read_source(const std::filesystem::path& base_dir, const std::string& src, source_position at) {
     const std::filesystem::path path = base_dir / src;
-    std::ifstream file(path, std::ios::binary);
     std::string bytes;
-    if (file) bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-    if (!file || file.bad() || std::filesystem::is_directory(path))
-      throw pml_error(at, "cannot read the src file \"" + src + "\" (" + path.string() + ")");
+    bool read = false;
+    std::error_code ignored;
+    if (std::filesystem::is_regular_file(path, ignored)) {  // not a directory, nor a device that never ends
+      try {
+        std::ifstream file(path, std::ios::binary);
+        if (file) {
+          bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+          read = !file.bad();
+        }
+      } catch (const std::ios_base::failure&) {  // libstdc++ throws where the read itself fails
+      }
+    }
+    if (!read) throw pml_error(at, "cannot read the src file \"" + src + "\" (" + path.string() + ")");
     std::string text;
     text.reserve(bytes.size());
     for (std::size_t i = 0; i < bytes.size(); ++i) {

@@ -280,12 +280,13 @@ class pml_reader {
     advance(9);
     const auto end = in_.find("]]>", pos_);
     if (end == std::string_view::npos) fail_at(at, "the CDATA section is never closed with ]]>");
-    while (pos_ < end) text_char();
+    while (pos_ < end) text_char(end);
     advance(3);
   }
 
-  // One character of text (or of a CDATA section) into the pending text.
-  void text_char() {
+  // One character of text (or of a CDATA section ending at `limit`) into
+  // the pending text, with the ordinary characters after it.
+  void text_char(std::size_t limit = std::string_view::npos) {
     const char c = in_[pos_];
     check_char(c);
     const auto at = here();
@@ -297,7 +298,7 @@ class pml_reader {
     }
     // A run of ordinary bytes at once.
     std::size_t end = pos_ + 1;
-    while (end < in_.size() && in_[end] != '<' && in_[end] != '&' && in_[end] != '\r' &&
+    while (end < in_.size() && end < limit && in_[end] != '<' && in_[end] != '&' && in_[end] != '\r' &&
            static_cast<unsigned char>(in_[end]) >= 0x20 && !pml_is_space(in_[end]) && !pml_is_space(c))
       ++end;
     append_text(in_.substr(pos_, end - pos_), at, pml_is_space(c));

@@ -111,11 +111,11 @@ BOOST_FIXTURE_TEST_CASE(a_pml_prompt_reaches_the_model_compiled, pml_fixture) {
   BOOST_TEST(reply.status == 200u);
   BOOST_TEST(reply.json().at("choices").at(0).at("message").at("content").as_string() == "Money.");
   BOOST_TEST(reply.header("x-llmgate-cache") == "miss");
-  // Schema order (manual before tone), the prompt's own text after the import it follows.
+  // Schema order (manual before tone), the prompt's own text after the imports.
   BOOST_TEST(sent_messages() ==
                  (std::vector<std::string>{"system: " + system_text,
-                                           "user: The manual says: caches save money.\nWhat is saved?\n"
-                                           "Answer in a friendly tone."}),
+                                           "user: The manual says: caches save money.\nAnswer in a friendly tone.\n"
+                                           "What is saved?"}),
              boost::test_tools::per_element());
   const auto sent = upstream.received().back().json().as_object();
   BOOST_TEST(!sent.contains("pml"));

@@ -142,10 +142,10 @@ class basic_gateway {
                                  optional_stage<gateway_semantic_stage>, model_backend_stage>;
 
   /// Checks the config (gateway_config::check and the backend kinds),
-  /// reads its PML schemas, builds the router and each worker's backends,
-  /// and loads the caches
-  /// from the snapshot directory when it holds them (a file that cannot
-  /// be read is moved aside, with a log line, and the cache starts empty).
+  /// reads its PML schemas (load_prompt_schemas), builds the router and
+  /// each worker's backends, and loads the caches from the snapshot
+  /// directory when it holds them (a file that cannot be read is moved
+  /// aside, with a log line, and the cache starts empty).
   /// Throws llmgate::error naming the config field when something cannot
   /// be made.
   basic_gateway(gateway_config config, gateway_parts parts, UserStages... stages)

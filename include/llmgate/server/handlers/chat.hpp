@@ -6,7 +6,8 @@
 // (400 naming the param), the PML prompt it carries (a "pml" field or a
 // message that is a <prompt> document) compiled into it against the
 // gateway's schemas (server/prompt_input.hpp; 400 naming "pml" or
-// "messages[i].content" with the line and column), the model checked (404: a configured model, or
+// "messages[i].content" with the line and column), the model checked
+// (404: a configured model, or
 // "auto" and the router's aliases when there is a router; 400 for an
 // embedding model), the request's own routing preferences read (header
 // x-llmgate-preferences, else the body's "llmgate_preferences", which is

@@ -46,10 +46,7 @@ struct backend_setup {
   std::shared_ptr<http_client> client;        ///< the worker's connection pool, shared by its backends
   std::shared_ptr<const price_table> prices;  ///< the config's prices, by model name
   std::string_view model = {};                ///< the model to send upstream: the model's upstream_model, else the backend's model; empty: the request's
-  /// The gateway's PML statistics, where a backend counts what only it
-  /// knows (llama.cpp slot files saved, restored, fallen back from); null
-  /// outside a gateway. The gateway itself records every fresh answer's usage.
-  std::shared_ptr<llmgate::prompt_statistics> prompt_statistics = {};
+  std::shared_ptr<llmgate::prompt_statistics> prompt_statistics = {};  ///< the gateway's PML statistics (llama.cpp slot files); may be null
 };
 
 class backend_registry {

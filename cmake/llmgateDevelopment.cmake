@@ -22,5 +22,8 @@ endif()
 
 find_program(LLMGATE_CCACHE ccache)
 if(LLMGATE_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
-  set(CMAKE_CXX_COMPILER_LAUNCHER "${LLMGATE_CCACHE}")
+  # The test binary precompiles its headers; ccache caches such compiles
+  # only with this sloppiness (its manual, "Precompiled headers").
+  set(CMAKE_CXX_COMPILER_LAUNCHER "${CMAKE_COMMAND}" -E env
+      "CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime" "${LLMGATE_CCACHE}")
 endif()

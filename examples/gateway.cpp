@@ -2,8 +2,8 @@
 //   gateway --config FILE [--port N] [--check-config]
 // Serves until SIGINT or SIGTERM, then drains and saves the caches (when
 // the config names a snapshot directory). --check-config runs the checks
-// the gateway runs before it starts (gateway_config::check, and the
-// router's files) and says what it found. The configuration's form is
+// the gateway runs before it starts (gateway_config::check, the router's
+// files and the PML schema files) and says what it found. The configuration's form is
 // described in include/llmgate/server/config.hpp; examples/gateway.json
 // is one.
 //
@@ -20,6 +20,7 @@
 
 #include <llmgate/server/gateway.hpp>            // gateway, gateway_config, config_error
 #include <llmgate/server/large_allocations.hpp>  // map_large_allocations
+#include <llmgate/server/prompt_schemas.hpp>     // load_prompt_schemas (--check-config reads the schema files)
 #include <llmgate/server/routing.hpp>            // make_gateway_router (--check-config reads the router's files)
 
 namespace {
@@ -46,18 +47,23 @@ int main(int argc, char** argv) {
   }
 
   llmgate::gateway_config config;
+  llmgate::schema_registry schemas;
   try {
     config = llmgate::gateway_config::load(config_path);
     if (port >= 0) config.port = static_cast<unsigned short>(port);
-    if (check_only) (void)llmgate::make_gateway_router(config);
+    if (check_only) {
+      (void)llmgate::make_gateway_router(config);
+      llmgate::load_prompt_schemas(config, schemas);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gateway: %s\n", e.what());
     return invalid;
   }
   if (check_only) {
-    std::printf("%s: valid; %zu models, %zu backends, %s, %zu tenants, listening on %s:%u\n", config_path.c_str(),
-                config.models.size(), config.backends.size(), config.router ? "routing \"auto\"" : "no router",
-                config.tenants.size(), config.address.c_str(), unsigned{config.port});
+    std::printf("%s: valid; %zu models, %zu backends, %s, %zu tenants, %zu PML schemas, listening on %s:%u\n",
+                config_path.c_str(), config.models.size(), config.backends.size(),
+                config.router ? "routing \"auto\"" : "no router", config.tenants.size(), schemas.list().size(),
+                config.address.c_str(), unsigned{config.port});
     return valid;
   }
   llmgate::map_large_allocations();  // a long-running server: freed caches' memory goes back

@@ -1,5 +1,6 @@
 // The backend area: chat and embedding types, the Backend concept, the
-// HTTP client, the OpenAI-compatible, Ollama and Anthropic adapters, retries,
+// HTTP client, the OpenAI-compatible, Ollama, Anthropic and llama.cpp
+// (slots and slot files for PML prompts) adapters, retries,
 // fallbacks, the circuit breaker, prices, the blocking facade, the HTTP
 // embedder and the asynchronous embedders (AsyncEmbedder).
 #pragma once
@@ -21,6 +22,7 @@
 #include "llmgate/backend/http_client.hpp"
 #include "llmgate/backend/http_embedder.hpp"
 #include "llmgate/backend/inline_embedder.hpp"
+#include "llmgate/backend/llama_cpp_backend.hpp"
 #include "llmgate/backend/ndjson_parser.hpp"
 #include "llmgate/backend/ollama_backend.hpp"
 #include "llmgate/backend/openai_backend.hpp"

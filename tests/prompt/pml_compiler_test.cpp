@@ -4,6 +4,8 @@
 // ends, prefix_path, the shared whole_schema, and byte-identical prefixes
 // for the same imports.
 #include <cstddef>      // std::size_t
+#include <filesystem>   // std::filesystem::create_directories
+#include <fstream>      // std::ofstream
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <vector>       // std::vector
@@ -16,6 +18,7 @@
 #include "llmgate/prompt/schema_registry.hpp"
 #include "llmgate/prompt/tokenizer.hpp"
 #include "reading_schema.hpp"  // the librarian's schema
+#include "../temporary_directory.hpp"  // temporary_directory
 
 namespace {
 
@@ -73,6 +76,15 @@ const std::string code_schema_pml = R"(<schema name="code" version="3">
   <module name="c.hpp">int c();</module>
   Review what you were given.
 </schema>)";
+
+std::string error_of_compile(const schema_registry& registry, std::string_view prompt_pml) {
+  try {
+    (void)compile_prompt(registry, prompt_pml, estimated_tokenizer{});
+  } catch (const pml_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
 
 }  // namespace
 
@@ -218,6 +230,26 @@ BOOST_AUTO_TEST_CASE(the_whole_schema_is_computed_once_and_shared) {
   BOOST_TEST(scaffolded.whole_schema->at(0).content == "Visit a city.");
 }
 
+BOOST_AUTO_TEST_CASE(a_prefix_path_longer_than_openai_allows_is_shortened_with_a_hash) {
+  const prompt_schema schema = parse_schema(R"(<schema name="a-long-schema-name" version="2026.11">
+    <module name="first-module-with-a-long-name">One.</module>
+    <module name="second-module-with-a-long-name">Two.</module>
+  </schema>)");
+  const chat_request one = compile(R"(<prompt schema="a-long-schema-name"><first-module-with-a-long-name/></prompt>)", schema);
+  BOOST_TEST(one.layout->prefix_path == "a-long-schema-name@2026.11:first-module-with-a-long-name");  // 56 bytes: as it is
+  const chat_request both = compile(
+      R"(<prompt schema="a-long-schema-name"><first-module-with-a-long-name/><second-module-with-a-long-name/></prompt>)",
+      schema);
+  const std::string& key = both.layout->prefix_path;
+  BOOST_TEST(key.size() == 64u);
+  BOOST_TEST(key.substr(0, 48) == "a-long-schema-name@2026.11:first-module-with-a-#");
+  BOOST_TEST(key.find_first_not_of("0123456789abcdef", 48) == std::string::npos);
+  const chat_request again = compile(
+      R"(<prompt schema="a-long-schema-name"><second-module-with-a-long-name/><first-module-with-a-long-name/></prompt>)",
+      schema);
+  BOOST_TEST(again.layout->prefix_path == key);
+}
+
 BOOST_AUTO_TEST_CASE(role_blocks_are_chat_messages_not_template_text) {
   const prompt_schema chat = parse_schema(R"(<schema name="chat">
     <system>Be kind.</system>
@@ -254,6 +286,42 @@ BOOST_AUTO_TEST_CASE(the_estimated_tokenizer_counts_as_documented) {
   BOOST_TEST(tokens.count("x1y2z") == 2u);
   BOOST_TEST(tokens.count("\xC3\xA9t\xC3\xA9") == 1u);  // "été": three letters
   BOOST_TEST(tokens.count("\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xA7\xE3\x81\x99") == 2u);  // 5 characters
+}
+
+BOOST_AUTO_TEST_CASE(the_readme_example_compiles_as_the_readme_says) {
+  test::temporary_directory dir;
+  std::filesystem::create_directories(dir / "prompts");
+  std::ofstream(dir / "prompts/catalogue.txt") << "Shelf A: novels.\n";
+  schema_registry schemas;
+  schemas.add(parse_schema(R"(<schema name="reading" version="1">
+  <system>You are a patient librarian.</system>
+  <user>
+    <module name="plan">
+      I want a reading plan for <param name="weeks" len="3"/> weeks.
+      <union scaffold="fiction">
+        <module name="fiction">Stories, the longer the better.</module>
+        <module name="history">Only history books.</module>
+      </union>
+    </module>
+    <module name="catalogue" src="catalogue.txt"/>
+    <module name="today" cache="false">Today is a holiday.</module>
+  </user>
+</schema>)",
+                           dir / "prompts"));
+  const chat_request request = compile_prompt(schemas, R"(<prompt schema="reading">
+  <plan weeks="2"><history/></plan>
+  <user>What should I read first?</user>
+</prompt>)",
+                                              estimated_tokenizer{});
+  check_messages(request, {{"system", "You are a patient librarian."},
+                           {"user", "I want a reading plan for 2 weeks.\nOnly history books."},
+                           {"user", "What should I read first?"}});
+  BOOST_TEST(request.layout->prefix_path == "reading@1:plan");
+  BOOST_TEST(request.layout->whole_schema->at(1).content ==
+             "I want a reading plan for  weeks.\nStories, the longer the better.\nOnly history books.\nShelf A: "
+             "novels.\nToday is a holiday.");
+  BOOST_TEST(error_of_compile(schemas, "<prompt schema=\"reading\">\n  <catalogue/>\n  <plan/>\n</prompt>") ==
+             "line 3, column 3: module \"plan\" needs an argument for its parameter \"weeks\"");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -124,7 +124,7 @@ BOOST_AUTO_TEST_CASE(mistakes_are_refused_by_name) {
   refused_with("[]", "config: the file must be an object");
   refused_with(with("colour", "1"),
                "config: colour is not a known key (known: listen, limits, backends, models, router, tenants, admin, "
-               "exact_cache, semantic_cache, snapshot, log, fallback_order, prices, embedder)");
+               "exact_cache, semantic_cache, snapshot, log, fallback_order, prices, embedder, prompt_schemas)");
   refused_with(R"({"backends": [], "tenants": []})", "config: models must list the models clients may ask for");
   refused_with(with("models", "[1]"), "config: models[0] must be a model's name or an object {\"name\", \"backend\", ...}");
   refused_with(with("backends", "[]"), "config: backends must list at least one backend");

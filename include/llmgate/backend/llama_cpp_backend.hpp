@@ -8,10 +8,18 @@
 // For a PML prompt:
 // - cache_prompt: true, and id_slot: the slot chosen for its prefix
 //   (layout.prefix_path). Prompts sharing a prefix land in the slot that
-//   holds it: a prefix keeps its slot while it is in use, a new prefix takes
-//   a slot no prefix has yet, else the one least recently used. The slot
-//   count is options.slots, else the server's (GET /props total_slots, else
-//   the length of GET /slots), asked once.
+//   holds it. In order: an idle slot given this prefix; a slot never given
+//   one; the idle slot least recently used (its new prefix restored there
+//   from the schema's slot file, so that a busy prefix spreads over idle
+//   slots instead of queueing); when every slot is busy, one given this
+//   prefix, else the least recently used, and the prompt waits for it. The
+//   slot count is options.slots, else the server's (GET /props
+//   total_slots, else the length of GET /slots), asked once.
+// - n_cache_reuse: options.cache_reuse where set (the server's --cache-reuse
+//   for this request): chunks of at least that many tokens that match the
+//   slot's state after the common prefix are shifted and reused, so that a
+//   prompt that skips a module still reuses the modules after it from the
+//   restored whole schema.
 // - Slot files (options.slot_files; the server needs --slot-save-path):
 //   the first prompt of a schema encodes its whole_schema once (POST
 //   /apply-template for the prompt text the server builds from those
@@ -26,13 +34,18 @@
 // - Where slot files fail (a server without --slot-save-path answers 501,
 //   one without the endpoints 404, a slot file that cannot be restored),
 //   the prompt goes with plain prefix caching (cache_prompt and id_slot)
-//   and prompt_statistics::slot_fallback records why. A server that
+//   and prompt_statistics::slot_fallback records why: once per prompt
+//   whose slot needed its schema and could not have it. A server that
 //   refused slot files is not asked again; a file that could not be
-//   restored is encoded again by the next prompt of its schema.
+//   restored is encoded again by the next prompt of its schema; a template
+//   the server cannot apply is not tried again for that schema. Where the
+//   slot count cannot be learnt (neither /props nor /slots answers), the
+//   prompt goes with cache_prompt alone, counted as "slot count unknown".
 //
-// A server shared with other clients may evict a slot's state between two
-// prompts: the prompt is then computed again (correct, slower); the cached
-// count the server reports says so.
+// Plain requests, and other clients of the server, take no slot lock: the
+// server may give them a slot that holds a prefix, whose next prompt is
+// then computed again (correct, slower; the cached count the server
+// reports says so).
 #pragma once
 
 #include <cstddef>      // std::size_t
@@ -74,6 +87,7 @@ class llama_cpp_slots {
   struct slot {
     std::string prefix;        ///< the prefix given this slot ("" none); under the state's mutex
     std::uint64_t used = 0;    ///< when it was last chosen; under the state's mutex
+    std::size_t users = 0;     ///< requests holding or waiting for it; under the state's mutex
     std::string holds;         ///< the prefix whose state the slot holds ("" unknown); under `lock`
     detail::async_mutex lock;  ///< one request at a time
   };
@@ -98,22 +112,37 @@ class llama_cpp_slots {
   }
 
   /// The slot for `prefix` (see llama_cpp_backend's header comment); the
-  /// count must be known.
+  /// count must be known. Call release(slot) when done with it.
   std::pair<std::size_t, slot*> choose(const std::string& prefix) {
     std::scoped_lock guard(mutex_);
-    std::size_t chosen = slots_.size();
-    for (std::size_t i = 0; i < slots_.size() && chosen == slots_.size(); ++i)
-      if (slots_[i]->prefix == prefix) chosen = i;
-    for (std::size_t i = 0; i < slots_.size() && chosen == slots_.size(); ++i)
-      if (slots_[i]->prefix.empty()) chosen = i;
-    if (chosen == slots_.size()) {
-      chosen = 0;
-      for (std::size_t i = 1; i < slots_.size(); ++i)
-        if (slots_[i]->used < slots_[chosen]->used) chosen = i;
-    }
-    slots_[chosen]->prefix = prefix;
-    slots_[chosen]->used = ++clock_;
-    return {chosen, slots_[chosen].get()};
+    const std::size_t none = slots_.size();
+    const auto first = [&](auto&& fits) {
+      for (std::size_t i = 0; i < slots_.size(); ++i)
+        if (fits(*slots_[i])) return i;
+      return none;
+    };
+    const auto least_recent = [&](bool idle_only) {
+      std::size_t best = none;
+      for (std::size_t i = 0; i < slots_.size(); ++i)
+        if ((!idle_only || slots_[i]->users == 0) && (best == none || slots_[i]->used < slots_[best]->used)) best = i;
+      return best;
+    };
+    std::size_t chosen = first([&](const slot& s) { return s.users == 0 && s.prefix == prefix; });
+    if (chosen == none) chosen = first([](const slot& s) { return s.prefix.empty(); });
+    if (chosen == none) chosen = least_recent(true);
+    if (chosen == none) chosen = first([&](const slot& s) { return s.prefix == prefix; });
+    if (chosen == none) chosen = least_recent(false);
+    auto& picked = *slots_[chosen];
+    picked.prefix = prefix;
+    picked.used = ++clock_;
+    ++picked.users;
+    return {chosen, &picked};
+  }
+
+  /// A request is done with `s` (chosen by choose()).
+  void release(slot& s) {
+    std::scoped_lock guard(mutex_);
+    --s.users;
   }
 
   /// The record of slot file `name` (made on first use; never removed).
@@ -151,6 +180,7 @@ struct llama_cpp_options {
   std::shared_ptr<const price_table> prices = {};  ///< prices responses; none: cost 0
   std::size_t slots = 0;                           ///< the server's slot count (--parallel); 0: ask it
   bool slot_files = true;                          ///< encode, save and restore schemas as slot files
+  std::size_t cache_reuse = 0;                     ///< n_cache_reuse sent with PML prompts; 0: the server's own
   std::shared_ptr<prompt_statistics> statistics = {};  ///< slot files saved, restored, fallbacks; may be null
   std::shared_ptr<llama_cpp_slots> shared = {};    ///< shared with the other backends of this server; null: its own
 };
@@ -238,21 +268,34 @@ class llama_cpp_backend {
   // A slot held for one request: its lock, and the hints naming it.
   struct slot_lease {
     json_fields hints;
-    llama_cpp_slots::slot* slot = nullptr;
-    detail::async_lock_guard guard;
+    llama_cpp_slots* shared = nullptr;
+    llama_cpp_slots::slot* slot = nullptr;  // chosen (counted in its users) while set
+    bool locked = false;
+    bool succeeded = false;
 
     // The request went through: the slot now holds `prefix`'s state.
     void done(const std::string& prefix) {
       if (slot) slot->holds = prefix;
-      slot = nullptr;
+      succeeded = true;
     }
 
     slot_lease() = default;
     slot_lease(slot_lease&& other) noexcept
-        : hints(std::move(other.hints)), slot(std::exchange(other.slot, nullptr)), guard(std::move(other.guard)) {}
+        : hints(std::move(other.hints)),
+          shared(other.shared),
+          slot(std::exchange(other.slot, nullptr)),
+          locked(std::exchange(other.locked, false)),
+          succeeded(other.succeeded) {}
     slot_lease& operator=(slot_lease&&) = delete;
     ~slot_lease() {
-      if (slot) slot->holds.clear();  // it failed midway: what the slot holds is unknown
+      if (!slot) return;
+      if (locked) {
+        if (!succeeded) slot->holds.clear();  // it failed midway: what the slot holds is unknown
+        shared->release(*slot);
+        slot->lock.unlock();
+      } else {
+        shared->release(*slot);
+      }
     }
   };
 
@@ -299,19 +342,22 @@ class llama_cpp_backend {
     const prompt_layout& layout = *request.layout;
     slot_lease lease;
     lease.hints.push_back({"cache_prompt", "true"});
+    if (options_.cache_reuse > 0) lease.hints.push_back({"n_cache_reuse", std::to_string(options_.cache_reuse)});
     std::string why;
     const auto count = co_await slot_count(why);
     if (!count) {
       fallback("slot count unknown: " + why);
       co_return lease;
     }
-    auto [index, slot] = shared_->choose(layout.prefix_path);
-    co_await slot->lock.async_lock(net::use_awaitable);
-    lease.guard = detail::async_lock_guard(slot->lock);
-    lease.slot = slot;
+    const auto chosen = shared_->choose(layout.prefix_path);
+    const std::size_t index = chosen.first;
+    lease.shared = shared_.get();
+    lease.slot = chosen.second;
+    co_await lease.slot->lock.async_lock(net::use_awaitable);
+    lease.locked = true;
     lease.hints.push_back({"id_slot", std::to_string(index)});
-    if (options_.slot_files && layout.whole_schema && slot->holds != layout.prefix_path)
-      co_await load_schema(request, index, *slot);
+    if (options_.slot_files && layout.whole_schema && lease.slot->holds != layout.prefix_path)
+      co_await load_schema(request, index, *lease.slot);
     co_return lease;
   }
 

@@ -328,8 +328,11 @@ inline token_usage parse_token_usage(const boost::json::object& usage,
 inline void read_cached_from_timings(const boost::json::object& message, const boost::json::object& usage,
                                      token_usage& counts, errc code = errc::upstream_protocol_error) {
   if (const auto* details = usage.if_contains("prompt_tokens_details"); details && !details->is_null()) return;
-  if (const auto* timings = detail::object_field(message, "timings", "response", code))
-    counts.cached_prompt_tokens = detail::count_field(*timings, "cache_n", "timings", code);
+  // A server's own extension: read where it has llama.cpp's form, else left alone.
+  const auto* timings = message.if_contains("timings");
+  if (!timings || !timings->is_object()) return;
+  if (const auto* cache_n = timings->get_object().if_contains("cache_n"); cache_n && cache_n->is_number())
+    counts.cached_prompt_tokens = detail::count_field(timings->get_object(), "cache_n", "timings", code);
 }
 
 /// Appends OpenAI's usage object. cache_write_tokens has no OpenAI field;

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint64_t
 #include <memory>       // std::make_shared
 #include <string>       // std::string, std::to_string
 #include <string_view>  // std::string_view
@@ -36,6 +37,7 @@
 #include <vector>       // std::vector
 
 #include "llmgate/chat/chat.hpp"                 // chat_request
+#include "llmgate/detail/xxhash.hpp"             // XXH3_64bits
 #include "llmgate/prompt/detail/pml_render.hpp"  // pml_renderer, pml_selection
 #include "llmgate/prompt/pml_error.hpp"          // pml_error
 #include "llmgate/prompt/pml_parser.hpp"         // parse_prompt
@@ -172,6 +174,11 @@ class pml_selector {
 
   void check_arguments(const schema_module& module, const prompt_import& import) const {
     for (const auto& argument : import.arguments) {
+      for (const auto& other : import.arguments) {
+        if (&other == &argument) break;
+        if (other.name == argument.name)  // only a built tree can have it: markup refuses duplicate attributes
+          throw pml_error(argument.position, "the argument " + argument.name + " is given twice");
+      }
       const schema_param* param = nullptr;
       for (const auto& child : module.children)
         if (const auto* p = std::get_if<schema_param>(&child.value); p && p->name == argument.name) param = p;
@@ -218,8 +225,14 @@ class pml_selector {
   }
 };
 
-/// The module part of prompt_cache_key: the deepest paths among the
-/// modules that start inside the prefix, joined by ';'.
+/// OpenAI refuses a prompt_cache_key longer than this.
+inline constexpr std::size_t pml_prefix_path_limit = 64;
+
+/// prompt_cache_key: "name@version:" then the deepest paths among the
+/// modules that start inside the prefix, joined by ';'
+/// ("reading@1:plan/history;notes"). A key longer than 64 bytes keeps its
+/// first 47 (whole characters) and adds '#' and 16 hex digits of the whole
+/// key's XXH3 hash, so that it stays distinct and usable.
 inline std::string pml_prefix_path(const prompt_schema& schema, const std::vector<module_span>& spans,
                                    std::size_t prefix_message, std::size_t prefix_end) {
   std::string key = schema.name;
@@ -238,7 +251,14 @@ inline std::string pml_prefix_path(const prompt_schema& schema, const std::vecto
     key += path;
     first = false;
   }
-  return key;
+  if (key.size() <= pml_prefix_path_limit) return key;
+  const std::uint64_t hash = XXH3_64bits(key.data(), key.size());
+  std::size_t keep = pml_prefix_path_limit - 17;
+  while (keep > 0 && (static_cast<unsigned char>(key[keep]) & 0xC0) == 0x80) --keep;  // not inside a character
+  std::string shortened = key.substr(0, keep) + '#';
+  static constexpr char hex[] = "0123456789abcdef";
+  for (int shift = 60; shift >= 0; shift -= 4) shortened += hex[(hash >> shift) & 15];
+  return shortened;
 }
 
 }  // namespace detail

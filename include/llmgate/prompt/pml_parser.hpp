@@ -183,13 +183,13 @@ class schema_reader {
   }
 
  public:
-  /// The text of a module's src file, laid out as a block.
+  /// The text of a module's src file (a regular file), laid out as a block.
   static std::string read_source(const std::filesystem::path& base_dir, const std::string& src, source_position at) {
     const std::filesystem::path path = base_dir / src;
     std::string bytes;
     bool read = false;
     std::error_code ignored;
-    if (!std::filesystem::is_directory(path, ignored)) {
+    if (std::filesystem::is_regular_file(path, ignored)) {  // not a directory, nor a device that never ends
       try {
         std::ifstream file(path, std::ios::binary);
         if (file) {

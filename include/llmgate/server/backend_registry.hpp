@@ -22,7 +22,8 @@
 //              "cache_breakpoints" (0 to 4; 4 when absent)
 //   llama.cpp  "slots" (the server's --parallel; asked of the server when
 //              absent), "slot_files": false stops saving and restoring
-//              schemas as slot files. Every backend made for one llama.cpp
+//              schemas as slot files, "cache_reuse" (n_cache_reuse sent with
+//              PML prompts). Every backend made for one llama.cpp
 //              entry (one per worker) shares its slots and slot files.
 #pragma once
 
@@ -103,6 +104,8 @@ class backend_registry {
         options.slots = slots->to_number<std::size_t>();
       if (const auto* files = b.options.if_contains("slot_files"); files && files->is_bool())
         options.slot_files = files->get_bool();
+      if (const auto* reuse = b.options.if_contains("cache_reuse"); reuse && reuse->is_number())
+        options.cache_reuse = reuse->to_number<std::size_t>();
       {
         std::scoped_lock lock(llama_servers->first);
         auto& shared = llama_servers->second[b.name + "\n" + options.base_url];

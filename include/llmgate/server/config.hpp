@@ -36,6 +36,7 @@
 //                        //     "model": "nomic-embed-text", "dimension": 768, "api_key_env": "EMBED_KEY"}
 //                        "hnsw": {"m": 32, "ef_construction": 200, "ef_search": 12}},
 //     "snapshot": {"directory": "/var/lib/llmgate"},   // caches saved on shutdown, loaded on start
+//     "prompt_schemas": ["prompts/support.xml"],      // PML schemas that requests may import
 //     "log":      {"requests": true}
 //   }
 //
@@ -53,13 +54,15 @@
 //   error_bound in (0, 1), min_feedback 1 to 1000000. embedder.dimension 1
 //   to 65536. hnsw.m 2 to 128, ef_construction and ef_search 1 to 4096.
 //   snapshot.directory a directory (created at the first save when absent).
+//   prompt_schemas[] non-empty paths of PML schema files, each read and
+//   validated at start (server/prompt_schemas.hpp).
 //
 // backends: kind "openai" is any OpenAI-compatible server (base_url
 // required), "anthropic" the Messages API (optional "version",
 // "max_tokens"), "ollama" Ollama's native API, "demo" canned offline
 // answers, "llama.cpp" llama-server (base_url its root; optional "slots",
-// "slot_files"; OpenAI-compatible, plus slots and slot files for PML
-// prompts); a program registers more kinds in C++ (backend_registry.hpp),
+// "slot_files", "cache_reuse"; OpenAI-compatible, plus slots and slot
+// files for PML prompts); a program registers more kinds in C++ (backend_registry.hpp),
 // whose fields it reads from `options`, the entry as written.
 //
 // models: what clients may ask for (404 otherwise). Each names its backend,
@@ -109,6 +112,12 @@
 // lookup, and both find fewer of the stored near-duplicates on hard data
 // (bench/cache_bench.cpp measures it). A loaded snapshot keeps its graph's
 // m and ef_construction and takes ef_search from here.
+//
+// prompt_schemas: PML schema files (<schema name version>...), read at
+// start, relative to the working directory as router.registry is; a
+// module's src= inside a schema is relative to the schema's own file. A
+// request imports their modules with a <prompt> (server/prompt_input.hpp);
+// POST /admin/prompt_schemas adds more while the gateway runs.
 //
 // Secrets are read from the environment variables the file names
 // (api_key_env), so the file itself can be shared; a literal api_key is
@@ -253,6 +262,7 @@ struct gateway_config {
   embedder_config embedder = {};
 
   std::optional<std::filesystem::path> snapshot_directory = {};
+  std::vector<std::filesystem::path> prompt_schemas = {};  ///< PML schema files, read at start
   bool log_requests = true;
 
   /// Reads the JSON form above and check()s it. Throws config_error
@@ -692,6 +702,9 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
   within<std::size_t>("semantic_cache.hnsw.ef_search", semantic_hnsw.ef_search, 1, 4096);
   detail::check_embedder(embedder, "semantic_cache.embedder");
 
+  for (std::size_t i = 0; i < prompt_schemas.size(); ++i)
+    if (prompt_schemas[i].empty()) refuse("prompt_schemas[" + std::to_string(i) + "]", "must be a non-empty path");
+
   if (snapshot_directory) {
     if (snapshot_directory->empty()) refuse("snapshot.directory", "must be a non-empty path");
     std::error_code ec;
@@ -708,7 +721,8 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   gateway_config config;
   const auto& root = read::object_at(value, "the file");
   only_known_keys(root, "", {"listen", "limits", "backends", "models", "router", "tenants", "admin",
-                             "exact_cache", "semantic_cache", "snapshot", "log", "fallback_order", "prices", "embedder"});
+                             "exact_cache", "semantic_cache", "snapshot", "log", "fallback_order", "prices", "embedder",
+                             "prompt_schemas"});
 
   if (const auto* listen = read::object(root, "listen", "")) {
     only_known_keys(*listen, "listen", {"address", "port", "threads"});
@@ -940,6 +954,10 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
     const std::string directory = read::string(*snapshot, "directory", "snapshot");
     if (directory.empty()) refuse("snapshot.directory", "must be a non-empty path");
     config.snapshot_directory = directory;
+  }
+  if (const auto* schemas = root.if_contains("prompt_schemas"); schemas && !schemas->is_null()) {
+    if (!schemas->is_array()) refuse("prompt_schemas", "must be a list of PML schema files");
+    for (const auto& path : read::strings(root, "prompt_schemas", "")) config.prompt_schemas.emplace_back(path);
   }
   if (const auto* log = read::object(root, "log", "")) {
     only_known_keys(*log, "log", {"requests"});

@@ -23,6 +23,14 @@
 //   GET  /metrics               Prometheus text (admin key or metrics token)
 //   GET  /admin/stats           the dashboard's JSON (admin key)
 //   GET  /dashboard?key=KEY     the operator's page (admin key)
+//   POST /admin/prompt_schemas  registers a PML schema (admin key); GET lists them
+//
+// PML: the schemas of the config's "prompt_schemas" files (read at start)
+// and those posted since are one schema_registry, shared by the workers;
+// a chat request's PML prompt is compiled against it before the pipeline
+// (handlers/chat.hpp), and the usage of each fresh answer to one goes to
+// the gateway's prompt_statistics, shown in /metrics and /admin/stats and
+// handed to every backend (backend_setup::prompt_statistics).
 //
 // The pipeline, per worker:
 //   UserStages...   the program's own stages, first, so that they see (and
@@ -85,6 +93,8 @@
 #include "llmgate/pipeline/exact_cache_stage.hpp"     // exact_cache_stage
 #include "llmgate/pipeline/optional_stage.hpp"        // optional_stage
 #include "llmgate/pipeline/pipeline.hpp"              // pipeline
+#include "llmgate/prompt/prompt_statistics.hpp"       // prompt_statistics
+#include "llmgate/prompt/schema_registry.hpp"         // schema_registry
 #include "llmgate/route/router_stage.hpp"             // router_stage
 #include "llmgate/server/access.hpp"                  // access_keys
 #include "llmgate/server/admission.hpp"               // admission_gate
@@ -93,7 +103,7 @@
 #include "llmgate/server/config.hpp"                  // gateway_config
 #include "llmgate/server/dispatch.hpp"                // dispatch_table
 #include "llmgate/server/feedback_registry.hpp"       // feedback_registry
-#include "llmgate/server/handlers/admin.hpp"          // stats_handler, dashboard_handler
+#include "llmgate/server/handlers/admin.hpp"          // stats_handler, dashboard_handler, prompt_schemas_handler
 #include "llmgate/server/handlers/chat.hpp"           // chat_handler
 #include "llmgate/server/handlers/embeddings.hpp"     // embeddings_route
 #include "llmgate/server/handlers/feedback.hpp"       // feedback_handler
@@ -104,6 +114,7 @@
 #include "llmgate/server/listener.hpp"                // listener
 #include "llmgate/server/metrics.hpp"                 // gateway_metrics
 #include "llmgate/server/model_backends.hpp"          // model_backends, model_backend_stage
+#include "llmgate/server/prompt_schemas.hpp"          // load_prompt_schemas
 #include "llmgate/server/request_log.hpp"             // request_log
 #include "llmgate/server/response_ids.hpp"            // response_ids
 #include "llmgate/server/remote_embedder.hpp"         // gateway_remote_embedder, make_remote_embedder
@@ -131,15 +142,18 @@ class basic_gateway {
                                  optional_stage<gateway_semantic_stage>, model_backend_stage>;
 
   /// Checks the config (gateway_config::check and the backend kinds),
-  /// builds the router and each worker's backends, and loads the caches
-  /// from the snapshot directory when it holds them (a file that cannot
-  /// be read is moved aside, with a log line, and the cache starts empty).
+  /// reads its PML schemas (load_prompt_schemas), builds the router and
+  /// each worker's backends, and loads the caches from the snapshot
+  /// directory when it holds them (a file that cannot be read is moved
+  /// aside, with a log line, and the cache starts empty).
   /// Throws llmgate::error naming the config field when something cannot
   /// be made.
   basic_gateway(gateway_config config, gateway_parts parts, UserStages... stages)
       : config_(checked(std::move(config), parts.backends)),
+        schemas_(loaded_schemas(config_)),
         health_(backend_names(config_)),
-        registry_(watched(std::move(parts.backends), health_)),
+        prompt_stats_(std::make_shared<prompt_statistics>()),
+        registry_(watched(std::move(parts.backends), health_, prompt_stats_)),
         log_(config_.log_requests, parts.log),
         caches_(config_, std::move(parts.clock), log_),
         router_(make_gateway_router(config_)),
@@ -148,7 +162,7 @@ class basic_gateway {
         admission_(config_.max_concurrent_requests, config_.max_queued_requests),
         stages_(std::move(stages)...),
         listener_(config_.threads) {
-    services_ = {&config_, &models_, &admission_, &feedback_, &metrics_, &log_, &ids_};
+    services_ = {&config_, &models_, &admission_, &feedback_, &metrics_, &log_, &ids_, schemas_.get(), prompt_stats_.get()};
     session_options_.max_body_bytes = config_.max_body_bytes;
     session_options_.too_large = too_large();
     // The one place every response is observed: the metrics and the log.
@@ -216,6 +230,10 @@ class basic_gateway {
   gateway_metrics& metrics() noexcept { return metrics_; }
   /// The router; nullptr when the config has no "router".
   gateway_router* router() noexcept { return router_.get(); }
+  /// The PML schemas requests may import (the config's and those posted).
+  schema_registry& prompt_schemas() noexcept { return *schemas_; }
+  /// How much of each PML module the model servers reused.
+  const prompt_statistics& prompt_stats() const noexcept { return *prompt_stats_; }
 
  private:
   // What a worker owns: its models' backends (on its connection pool),
@@ -235,9 +253,11 @@ class basic_gateway {
           .add(http::verb::get, "/readyz", route_access::open,
                readiness_handler{&g.config_, &g.health_, &g.listener_.stopping()})
           .add(http::verb::get, "/metrics", route_access::metrics,
-               metrics_handler{&g.metrics_, [&g] { return g.gauges(); }})
+               metrics_handler{&g.metrics_, [&g] { return g.gauges(); }, g.prompt_stats_.get()})
           .add(http::verb::get, "/admin/stats", route_access::admin,
                stats_handler{&g.metrics_, [&g](boost::json::object& stats) { g.add_stats(stats); }})
+          .add(http::verb::get, "/admin/prompt_schemas", route_access::admin, prompt_schemas_handler{g.schemas_.get()})
+          .add(http::verb::post, "/admin/prompt_schemas", route_access::admin, prompt_schemas_handler{g.schemas_.get()})
           .add(http::verb::get, "/dashboard", route_access::admin, dashboard_handler{})
           .add(http::verb::get, "/v1/models", route_access::tenant, models_handler(g.config_))
           .add(http::verb::post, "/v1/chat/completions", route_access::tenant,
@@ -283,14 +303,24 @@ class basic_gateway {
     return config;
   }
 
+  static std::unique_ptr<schema_registry> loaded_schemas(const gateway_config& config) {
+    auto schemas = std::make_unique<schema_registry>();
+    load_prompt_schemas(config, *schemas);
+    return schemas;
+  }
+
   // The registry's kinds, each backend made watched by `health` (under its
-  // config name), so that /readyz knows what each last did.
-  static backend_registry watched(backend_registry kinds, backend_health& health) {
+  // config name), so that /readyz knows what each last did, and given the
+  // gateway's PML statistics.
+  static backend_registry watched(backend_registry kinds, backend_health& health,
+                                  const std::shared_ptr<prompt_statistics>& prompts) {
     auto inner = std::make_shared<const backend_registry>(std::move(kinds));
     backend_registry outer;
     for (const auto kind : inner->kinds())
-      outer.add(std::string(kind), [inner, &health](const backend_config& config, const backend_setup& setup) {
-        return any_backend(watched_backend(inner->make(config, setup), health, config.name));
+      outer.add(std::string(kind), [inner, &health, prompts](const backend_config& config, const backend_setup& setup) {
+        backend_setup with_statistics = setup;
+        with_statistics.prompt_statistics = prompts;
+        return any_backend(watched_backend(inner->make(config, with_statistics), health, config.name));
       });
     return outer;
   }
@@ -321,6 +351,9 @@ class basic_gateway {
                       {"lookup_p50_us", std::chrono::duration<double, std::micro>(semantic.lookup_p50).count()},
                       {"lookup_p99_us", std::chrono::duration<double, std::micro>(semantic.lookup_p99).count()}}}};
     stats["admission"] = {{"active", admission_.active()}, {"queued", admission_.queued()}};
+    boost::json::object prompts = gateway_metrics::prompt_json(*prompt_stats_);
+    prompts["registered"] = prompt_schema_list(*schemas_);
+    stats["prompts"] = std::move(prompts);
   }
 
   http_response too_large() const {
@@ -333,7 +366,9 @@ class basic_gateway {
   }
 
   gateway_config config_;
+  std::unique_ptr<schema_registry> schemas_;  // read before anything is built
   backend_health health_;  // before the registry, whose backends tell it their results
+  std::shared_ptr<prompt_statistics> prompt_stats_;  // before the registry, whose backends are given it
   backend_registry registry_;
   request_log log_;
   gateway_caches caches_;

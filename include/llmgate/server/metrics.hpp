@@ -6,6 +6,14 @@
 // its backend's and its cache's figures. One mutex: a request adds to a few
 // counters once, which is nothing beside parsing its JSON.
 //
+// With the gateway's prompt_statistics, the PML families follow: each
+// module's tokens reused and computed (llmgate_prompt_module_tokens_total
+// {schema, version, module, kind}), the prompts that imported it, each
+// schema's prompts and their tokens, and the llama.cpp slot files
+// (llmgate_prompt_slot_files_total{event="saved"|"restored"|"fallback"});
+// prompt_json is the same for /admin/stats. (llmgate_prompt_tokens_total
+// is the tenants' prompt tokens, PML or not.)
+//
 // The text is Prometheus's exposition format 0.0.4: a HELP and a TYPE line
 // per family, label values escaped, numbers in their shortest form (0.9,
 // not 0.90000000000000002; +Inf, NaN), and the latency summary with its
@@ -22,12 +30,14 @@
 #include <mutex>        // std::mutex, std::lock_guard
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <utility>      // std::pair
 #include <vector>       // std::vector
 
 #include <boost/json/array.hpp>   // boost::json::array
 #include <boost/json/object.hpp>  // boost::json::object
 
 #include "llmgate/metrics/latency_histogram.hpp"  // latency_histogram
+#include "llmgate/prompt/prompt_statistics.hpp"   // prompt_statistics
 #include "llmgate/pipeline/request_context.hpp"   // cache_outcome, to_string
 #include "llmgate/server/request_outcome.hpp"     // request_outcome
 #include "llmgate/server/served_request.hpp"      // served_request
@@ -51,7 +61,8 @@ class gateway_metrics {
     if (served.outcome) record_outcome(*served.outcome, served.latency);
   }
 
-  std::string prometheus(const gauges& now) const {
+  /// The text; the PML families too when `prompts` is given.
+  std::string prometheus(const gauges& now, const prompt_statistics* prompts = nullptr) const {
     std::lock_guard lock(mutex_);
     std::string out;
     family(out, "llmgate_http_responses_total", "counter",
@@ -101,7 +112,31 @@ class gateway_metrics {
       family(out, g.name, "gauge", g.help);
       line(out, g.name, "", g.value);
     }
+    if (prompts) prompt_families(out, *prompts);
     return out;
+  }
+
+  /// The PML figures for /admin/stats: {"schemas": [{schema, version,
+  /// prompts, reused_tokens, computed_tokens}], "modules": [{schema,
+  /// version, module, ...the same}], "slot_files": {saved, restored,
+  /// fallbacks, last_fallback}}.
+  static boost::json::object prompt_json(const prompt_statistics& prompts) {
+    const auto counts = [](boost::json::object o, const module_counts& c) {
+      o["prompts"] = c.prompts;
+      o["reused_tokens"] = c.reused_tokens;
+      o["computed_tokens"] = c.computed_tokens;
+      return o;
+    };
+    boost::json::array schemas, modules;
+    for (const auto& [key, c] : prompts.schemas())
+      schemas.push_back(counts({{"schema", key.first}, {"version", key.second}}, c));
+    for (const auto& [key, c] : prompts.modules())
+      modules.push_back(counts({{"schema", key.schema}, {"version", key.version}, {"module", key.path}}, c));
+    const slot_counts slots = prompts.slots();
+    return {{"schemas", std::move(schemas)},
+            {"modules", std::move(modules)},
+            {"slot_files", {{"saved", slots.saved}, {"restored", slots.restored}, {"fallbacks", slots.fallbacks},
+                            {"last_fallback", slots.last_fallback}}}};
   }
 
   /// The dashboard's figures.
@@ -197,6 +232,49 @@ class gateway_metrics {
   static boost::json::object percentiles(const latency_histogram& h) {
     const auto ms = [&](double q) { return seconds(h.percentile(q)) * 1e3; };
     return {{"p50", ms(0.5)}, {"p90", ms(0.9)}, {"p99", ms(0.99)}};
+  }
+
+  static void prompt_families(std::string& out, const prompt_statistics& prompts) {
+    const auto modules = prompts.modules();
+    const auto schemas = prompts.schemas();
+    const auto module_labels = [](const prompt_statistics::module_key& key) {
+      return "schema=\"" + escape(key.schema) + "\",version=\"" + escape(key.version) + "\",module=\"" +
+             escape(key.path) + "\"";
+    };
+    const auto schema_labels = [](const std::pair<std::string, std::string>& key) {
+      return "schema=\"" + escape(key.first) + "\",version=\"" + escape(key.second) + "\"";
+    };
+    family(out, "llmgate_prompt_module_tokens_total", "counter",
+           "Tokens of imported PML modules that model servers reused (kind=reused) or computed (kind=computed), "
+           "as their usage reports, on fresh answers.");
+    for (const auto& [key, c] : modules) {
+      line(out, "llmgate_prompt_module_tokens_total", module_labels(key) + ",kind=\"reused\"",
+           static_cast<double>(c.reused_tokens));
+      line(out, "llmgate_prompt_module_tokens_total", module_labels(key) + ",kind=\"computed\"",
+           static_cast<double>(c.computed_tokens));
+    }
+    family(out, "llmgate_prompt_module_imports_total", "counter",
+           "Fresh answers to PML prompts that imported the module.");
+    for (const auto& [key, c] : modules)
+      line(out, "llmgate_prompt_module_imports_total", module_labels(key), static_cast<double>(c.prompts));
+    family(out, "llmgate_prompt_schema_tokens_total", "counter",
+           "Prompt tokens of freshly answered PML prompts, reused or computed, by schema.");
+    for (const auto& [key, c] : schemas) {
+      line(out, "llmgate_prompt_schema_tokens_total", schema_labels(key) + ",kind=\"reused\"",
+           static_cast<double>(c.reused_tokens));
+      line(out, "llmgate_prompt_schema_tokens_total", schema_labels(key) + ",kind=\"computed\"",
+           static_cast<double>(c.computed_tokens));
+    }
+    family(out, "llmgate_prompt_schema_prompts_total", "counter", "Freshly answered PML prompts, by schema.");
+    for (const auto& [key, c] : schemas)
+      line(out, "llmgate_prompt_schema_prompts_total", schema_labels(key), static_cast<double>(c.prompts));
+    const slot_counts slots = prompts.slots();
+    family(out, "llmgate_prompt_slot_files_total", "counter",
+           "llama.cpp slot files of PML schemas saved and restored, and prompts sent with plain prefix caching "
+           "because a slot file could not be used (event=fallback).");
+    line(out, "llmgate_prompt_slot_files_total", "event=\"saved\"", static_cast<double>(slots.saved));
+    line(out, "llmgate_prompt_slot_files_total", "event=\"restored\"", static_cast<double>(slots.restored));
+    line(out, "llmgate_prompt_slot_files_total", "event=\"fallback\"", static_cast<double>(slots.fallbacks));
   }
 
   template <class Value>

@@ -1,6 +1,5 @@
 // async_mutex: a lock that coroutines on any executor, on any thread, wait
-// for without blocking a thread (their handlers' executors convert to
-// any_io_executor, as a coroutine's do): the llama.cpp backend's per-slot lock,
+// for without blocking a thread: the llama.cpp backend's per-slot lock,
 // shared by the gateway's workers (each on an io_context of its own).
 // Waiters are served in arrival order; each resumes on its own executor.
 // A wait is not cancellable: it ends when the lock is handed over, and a
@@ -9,11 +8,10 @@
 #pragma once
 
 #include <deque>    // std::deque
+#include <memory>   // std::unique_ptr, std::make_unique
 #include <mutex>    // std::mutex, std::scoped_lock
 #include <utility>  // std::move, std::exchange
 
-#include <boost/asio/any_completion_handler.hpp>  // a waiter's handler, type-erased
-#include <boost/asio/any_io_executor.hpp>         // a waiter's executor
 #include <boost/asio/associated_executor.hpp>     // the executor a waiter resumes on
 #include <boost/asio/async_result.hpp>            // async_initiate
 #include <boost/asio/post.hpp>                    // post
@@ -33,8 +31,7 @@ class async_mutex {
   auto async_lock(CompletionToken&& token) {
     return boost::asio::async_initiate<CompletionToken, void()>(
         [this](auto handler) {
-          waiter next{boost::asio::any_io_executor(boost::asio::get_associated_executor(handler)),
-                      std::move(handler)};
+          auto next = std::make_unique<waiting<decltype(handler)>>(std::move(handler));
           {
             std::scoped_lock guard(mutex_);
             if (locked_) {
@@ -43,14 +40,14 @@ class async_mutex {
             }
             locked_ = true;
           }
-          resume(std::move(next));
+          next->resume();
         },
         token);
   }
 
   /// Hands the lock to the longest waiter, or frees it. Any thread.
   void unlock() {
-    waiter next;
+    std::unique_ptr<waiter> next;
     {
       std::scoped_lock guard(mutex_);
       if (waiters_.empty()) {
@@ -60,22 +57,30 @@ class async_mutex {
       next = std::move(waiters_.front());
       waiters_.pop_front();
     }
-    resume(std::move(next));
+    next->resume();
   }
 
  private:
+  // A waiter's handler, type-erased (Boost 1.81's any_completion_handler
+  // recurses without end when one is copied from an lvalue).
   struct waiter {
-    boost::asio::any_io_executor executor;  ///< where it resumes
-    boost::asio::any_completion_handler<void()> handler;
+    virtual ~waiter() = default;
+    virtual void resume() = 0;  ///< posts the handler to its own executor
   };
 
-  static void resume(waiter next) {
-    boost::asio::post(next.executor, [handler = std::move(next.handler)]() mutable { std::move(handler)(); });
-  }
+  template <class Handler>
+  struct waiting final : waiter {
+    explicit waiting(Handler h) : handler(std::move(h)) {}
+    void resume() override {
+      const auto executor = boost::asio::get_associated_executor(handler);
+      boost::asio::post(executor, std::move(handler));
+    }
+    Handler handler;
+  };
 
   std::mutex mutex_;
   bool locked_ = false;
-  std::deque<waiter> waiters_;
+  std::deque<std::unique_ptr<waiter>> waiters_;
 };
 
 /// Holds an async_mutex until it is destroyed (or released).

@@ -3,7 +3,11 @@
 // model's backends), answered whole or streamed as server-sent events.
 //
 // Before the pipeline: the body is parsed and its standard fields checked
-// (400 naming the param), the model checked (404: a configured model, or
+// (400 naming the param), the PML prompt it carries (a "pml" field or a
+// message that is a <prompt> document) compiled into it against the
+// gateway's schemas (server/prompt_input.hpp; 400 naming "pml" or
+// "messages[i].content" with the line and column), the model checked
+// (404: a configured model, or
 // "auto" and the router's aliases when there is a router; 400 for an
 // embedding model), the request's own routing preferences read (header
 // x-llmgate-preferences, else the body's "llmgate_preferences", which is
@@ -16,9 +20,12 @@
 // answer; a stream ends with the usage chunk when the request's
 // stream_options.include_usage asks for it. The handler tells the session what the request did
 // (exchange::outcome); the session counts and logs every response once.
+// A fresh answer to a PML prompt (not a cached one, streamed or not) gives
+// its usage to the gateway's prompt_statistics.
 //
 // The chat fields are read and written in four functions only:
-// parse_chat_body, take_preferences_field, saved_usd and completion_body.
+// parse_chat_body (with read_chat_request, which takes "pml" out),
+// take_preferences_field, saved_usd and completion_body.
 #pragma once
 
 #include <algorithm>    // std::find
@@ -41,6 +48,8 @@
 #include "llmgate/chat/openai_wire.hpp"          // parse_chat_request, append_completion_body, usage_chunk_asked
 #include "llmgate/chat/request_error.hpp"        // request_error
 #include "llmgate/pipeline/request_context.hpp"  // request_context
+#include "llmgate/prompt/prompt_statistics.hpp"  // prompt_statistics
+#include "llmgate/prompt/schema_registry.hpp"    // schema_registry
 #include "llmgate/route/preferences.hpp"         // preferences
 #include "llmgate/route/router.hpp"              // routing_decision
 #include "llmgate/server/admission.hpp"          // admission_gate
@@ -50,6 +59,7 @@
 #include "llmgate/server/feedback_registry.hpp"  // feedback_registry
 #include "llmgate/server/metrics.hpp"            // gateway_metrics, request_outcome
 #include "llmgate/server/model_backends.hpp"     // model_index
+#include "llmgate/server/prompt_input.hpp"       // read_chat_request
 #include "llmgate/server/request_log.hpp"        // request_log
 #include "llmgate/server/response_ids.hpp"       // response_ids
 #include "llmgate/server/responses.hpp"          // json_response, error_response
@@ -67,6 +77,8 @@ struct chat_services {
   gateway_metrics* metrics;
   request_log* log;
   response_ids* ids;
+  const schema_registry* schemas = nullptr;  ///< the PML schemas; null: none
+  prompt_statistics* prompts = nullptr;      ///< fed with fresh PML answers' usage; null: none
 };
 
 /// Pipeline: the worker's pipeline (pipeline.hpp), alive while the handler is.
@@ -92,7 +104,7 @@ class chat_handler {
     };
 
     chat_request request;
-    if (auto problem = parse_chat_body(e.request.body(), request)) co_return finish(std::move(*problem));
+    if (auto problem = parse_chat_body(e.request.body(), request, s_.schemas)) co_return finish(std::move(*problem));
     if (!known_model(request.model))
       co_return finish(error_response(http_status::not_found,
                                       "The model `" + request.model + "` does not exist or you do not have access to it.",
@@ -172,6 +184,8 @@ class chat_handler {
     outcome.completion_tokens = response.usage.completion_tokens;
     outcome.cost_usd = response.cost_usd;
     outcome.saved_usd = context.saved_usd;
+    if (request.layout && context.cache == cache_outcome::miss && s_.prompts)
+      s_.prompts->record(*request.layout, response.usage);
     if (context.feedback) s_.feedback->remember(answer_number, *e.tenant, std::move(context.feedback));
     if (request.stream) {
       if (!sse.started()) {  // an answer with nothing to stream
@@ -219,11 +233,13 @@ class chat_handler {
 
   // ---- the chat fields: read and written here only --------------------------
 
-  // Fills `request` from a chat body, or returns the 400 to answer, naming
-  // the field at fault.
-  static std::optional<http_response> parse_chat_body(const std::string& body, chat_request& request) {
+  // Fills `request` from a chat body, its PML compiled against `schemas`,
+  // or returns the 400 to answer, naming the field at fault.
+  static std::optional<http_response> parse_chat_body(const std::string& body, chat_request& request,
+                                                      const schema_registry* schemas) {
+    static const schema_registry none;
     try {
-      request = parse_chat_request(std::string_view(body));
+      request = read_chat_request(std::string_view(body), schemas ? *schemas : none);
     } catch (const request_error& e) {
       return error_response(http_status::bad_request, e.what(), "invalid_request_error", e.openai_code(), e.param());
     }

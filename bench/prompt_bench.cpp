@@ -558,9 +558,10 @@ int run(int argc, char** argv) {
       result.reused_plain += answer.cached_tokens;
     };
     const auto send_modules = [&](const llmgate::chat_request& request) {
-      // The slot the backend will name: choosing it first changes nothing
-      // (the same prefix keeps its slot) and tells which it is.
-      const auto slot = slots->choose(request.layout->prefix_path).first;
+      // The slot the backend will name: choosing it first (and letting it go)
+      // changes nothing, as an idle slot keeps its prefix, and tells which.
+      const auto [slot, chosen] = slots->choose(request.layout->prefix_path);
+      slots->release(*chosen);
       auto& slot_tokens = held[slot];
       const auto before = statistics->slots();
       sent answer;

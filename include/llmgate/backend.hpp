@@ -23,6 +23,7 @@
 #include "llmgate/backend/http_embedder.hpp"
 #include "llmgate/backend/inline_embedder.hpp"
 #include "llmgate/backend/llama_cpp_backend.hpp"
+#include "llmgate/backend/llama_cpp_tokenizer.hpp"
 #include "llmgate/backend/ndjson_parser.hpp"
 #include "llmgate/backend/ollama_backend.hpp"
 #include "llmgate/backend/openai_backend.hpp"

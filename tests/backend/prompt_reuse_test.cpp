@@ -11,17 +11,14 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>  // std::mismatch
-#include <cstdint>    // std::int64_t, std::uint64_t
+#include <cstdint>    // std::int32_t, std::uint64_t
 #include <string>     // std::string
 #include <vector>     // std::vector
 
 #include <boost/asio/io_context.hpp>  // net::io_context
-#include <boost/asio/ip/tcp.hpp>    // tcp::resolver
-#include <boost/beast/core.hpp>     // beast::tcp_stream, flat_buffer
-#include <boost/beast/http.hpp>     // http::request, write, read
-#include <boost/json.hpp>           // the /tokenize answer
 
-#include "llmgate/backend/blocking.hpp"        // run_blocking
+#include "llmgate/backend/blocking.hpp"             // run_blocking
+#include "llmgate/backend/llama_cpp_tokenizer.hpp"  // the engine's tokens
 #include "llmgate/backend/openai_backend.hpp"  // the chat requests
 #include "llmgate/prompt/compiler.hpp"         // compile_prompt
 #include "llmgate/prompt/pml_parser.hpp"       // parse_schema
@@ -33,45 +30,21 @@
 namespace {
 
 namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace json = boost::json;
-using tokens = std::vector<std::int64_t>;
+using tokens = std::vector<std::int32_t>;
 
 /// The engine on a port: chat through llmgate's OpenAI adapter, tokens
-/// through the harness's POST /tokenize.
+/// through the harness's POST /tokenize (llama_cpp_tokenizer).
 class engine {
  public:
   explicit engine(const std::string& base_url)  // "http://127.0.0.1:<port>/v1"
-      : port_(base_url.substr(base_url.rfind(':') + 1, base_url.rfind('/') - base_url.rfind(':') - 1)),
-        backend_(io_.get_executor(), {.name = "engine", .base_url = base_url}) {}
+      : tokenizer(base_url), backend_(io_.get_executor(), {.name = "engine", .base_url = base_url}) {}
 
   /// The tokens a chat prompt of `messages` evaluates (contents joined by
   /// newlines, after BOS: the harness's prompt).
-  tokens tokenize(const std::vector<llmgate::chat_message>& messages) {
+  tokens tokenize(const std::vector<llmgate::chat_message>& messages) const {
     std::string text;
     for (std::size_t i = 0; i < messages.size(); ++i) text += (i ? "\n" : "") + messages[i].content;
-    return tokenize(text);
-  }
-
-  tokens tokenize(const std::string& text) {
-    net::io_context io;
-    net::ip::tcp::resolver resolver(io);
-    beast::tcp_stream stream(io);
-    stream.connect(resolver.resolve("127.0.0.1", port_));
-    http::request<http::string_body> request(http::verb::post, "/tokenize", 11);
-    request.set(http::field::host, "127.0.0.1");
-    request.set(http::field::content_type, "application/json");
-    request.body() = json::serialize(json::object{{"content", text}, {"add_special", true}});
-    request.prepare_payload();
-    http::write(stream, request);
-    beast::flat_buffer buffer;
-    http::response<http::string_body> response;
-    http::read(stream, buffer, response);
-    tokens result;
-    const auto answer = json::parse(response.body());
-    for (const auto& id : answer.at("tokens").as_array()) result.push_back(id.to_number<std::int64_t>());
-    return result;
+    return tokenizer.tokenize(text, true);
   }
 
   /// The prompt tokens the engine reused answering `request` in slot `slot`
@@ -87,8 +60,9 @@ class engine {
     return response.usage.cached_prompt_tokens;
   }
 
+ llmgate::llama_cpp_tokenizer tokenizer;
+
  private:
-  std::string port_;
   net::io_context io_;
   llmgate::openai_backend backend_;
 };
@@ -187,6 +161,42 @@ BOOST_AUTO_TEST_CASE(prompts_sharing_modules_reuse_their_tokens_in_the_engine) {
   BOOST_TEST(model.cached(plain, 0) == sad_tokens.size() - 1);
   BOOST_TEST(model.cached(plain, 2) == 0u);          // a fresh slot holds nothing
   BOOST_TEST(model.cached(sad, 0, false) == 0u);     // no reuse asked, none done
+}
+
+// Compiled with the engine's own tokenizer, a parameter's len and the
+// modules' token spans are the engine's counts, not the estimate's.
+BOOST_AUTO_TEST_CASE(the_engine_tokenizer_counts_what_the_compiler_checks) {
+  if (const auto missing = llmgate::test::llama_engine_unavailable()) return llmgate::test::skip_test(*missing);
+  const auto harness = llmgate::test::llama_harness("prompt_reuse_test.tokenizer.log");
+  BOOST_REQUIRE_MESSAGE(harness.base_url(), "the engine did not start, see prompt_reuse_test.tokenizer.log");
+  const llmgate::llama_cpp_tokenizer tokenizer(*harness.base_url());
+
+  llmgate::schema_registry registry;
+  registry.add(llmgate::parse_schema(R"(<schema name="pet"><user>
+    <module name="intro">Once upon a time there was a little dog.</module>
+    <module name="named">His name was <param name="name" len="3"/>.</module>
+  </user></schema>)"));
+  const std::string pml = R"(<prompt schema="pet"><intro/><named name="Maximilian"/></prompt>)";
+  const std::size_t engine_count = tokenizer.tokenize("Maximilian").size();
+  BOOST_TEST_REQUIRE(engine_count > 3u);  // stories260K's 512-token vocabulary splits the name
+  BOOST_TEST(llmgate::estimated_tokenizer{}.count("Maximilian") == 3u);  // the estimate lets it pass
+
+  BOOST_CHECK_NO_THROW(llmgate::compile_prompt(registry, pml, llmgate::estimated_tokenizer{}));
+  try {
+    llmgate::compile_prompt(registry, pml, tokenizer);
+    BOOST_ERROR("an argument longer than its len in the engine's tokens was accepted");
+  } catch (const llmgate::pml_error& e) {
+    BOOST_TEST(std::string(e.what()) == "line 1, column 37: the argument name is " + std::to_string(engine_count) +
+                                            " tokens long; its parameter allows 3");
+  }
+
+  const auto compiled = llmgate::compile_prompt(
+      registry, R"(<prompt schema="pet"><intro/><named name="Max"/></prompt>)", tokenizer);
+  const auto& named = compiled.layout->modules.at(1);
+  BOOST_REQUIRE(named.path == "named");
+  const std::string& text = compiled.messages.at(named.message).content;
+  BOOST_TEST(named.token_begin == tokenizer.count(text.substr(0, named.begin)));
+  BOOST_TEST(named.token_end == tokenizer.count(text.substr(0, named.end)));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

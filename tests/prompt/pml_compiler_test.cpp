@@ -41,7 +41,7 @@ void check_messages(const chat_request& request, const std::vector<expected_mess
   BOOST_REQUIRE(request.messages.size() == expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     BOOST_TEST(request.messages[i].role == expected[i].role, "message " << i);
-    BOOST_TEST(request.messages[i].content == expected[i].content, "message " << i);
+    BOOST_TEST(request.messages[i].content == expected[i].content, "message " << i << ": " << request.messages[i].content);
   }
 }
 
@@ -219,15 +219,71 @@ BOOST_AUTO_TEST_CASE(the_whole_schema_is_computed_once_and_shared) {
   BOOST_TEST(whole[0].role == "system");
   BOOST_TEST(whole[0].content == system_text);
   BOOST_TEST(whole[1].role == "user");
-  // Every module, union members in schema order, the parameter as its scaffold (none here).
+  // Every module, union members in schema order, the parameter as its scaffold (none here), each member
+  // after the first with a copy of the text since the parameter or the parent's start.
   BOOST_TEST(whole[1].content ==
-             "I want a reading plan for  weeks.\nStories please, the longer the better.\nOnly history books.\n"
-             "Greece and Rome.\nThe last two centuries.\nToday is a holiday.");
+             "I want a reading plan for  weeks.\nStories please, the longer the better.\n weeks.\n"
+             "Only history books.\nGreece and Rome.\nOnly history books.\nThe last two centuries.\nToday is a holiday.");
   BOOST_TEST(whole[2].content == assistant_text);
 
   const prompt_schema scaffolded =
       parse_schema(R"(<schema name="s"><module name="m">Visit <param name="city" len="5" scaffold="a city"/>.</module></schema>)");
   BOOST_TEST(scaffolded.whole_schema->at(0).content == "Visit a city.");
+}
+
+BOOST_AUTO_TEST_CASE(in_the_whole_schema_every_union_member_follows_its_own_copy_of_the_lead_in) {
+  const prompt_schema profile = parse_schema(R"(<schema name="profile">
+  <user>
+    Profile.
+    <module name="intro">A learner.</module>
+    4. Pace.
+    <union>
+      <module name="slow">Slowly.</module>
+      <module name="fast">Quickly.</module>
+      <module name="mixed">Varied.</module>
+    </union>
+    5. Goal.
+    <union>
+      <module name="exam">An exam.</module>
+      <module name="fun">For fun.</module>
+    </union>
+    <module name="goal">
+      Level <param name="level" len="2"/> expected.
+      <union>
+        <module name="basic">Basics.</module>
+        <module name="deep">Depth.
+          <union>
+            <module name="proofs">Proofs.</module>
+            <module name="cases">Cases.</module>
+          </union>
+        </module>
+      </union>
+    </module>
+    <union>
+      <module name="short">Short.</module>
+      <module name="long">Long.</module>
+    </union>
+  </user>
+</schema>)");
+  // The lead-in is the parent's text since its last module, union or parameter: "4. Pace.", not
+  // "Profile."; " expected." after the parameter; "Depth." in the nested union; nothing for the last
+  // union, which follows a module. The first member keeps the original.
+  BOOST_REQUIRE(profile.whole_schema->size() == 1u);
+  BOOST_TEST(profile.whole_schema->at(0).content ==
+             "Profile.\nA learner.\n4. Pace.\nSlowly.\n4. Pace.\nQuickly.\n4. Pace.\nVaried.\n"
+             "5. Goal.\nAn exam.\n5. Goal.\nFor fun.\n"
+             "Level  expected.\nBasics.\n expected.\nDepth.\nProofs.\nDepth.\nCases.\n"
+             "Short.\nLong.");
+  // So whichever member a prompt picks, [lead-in][member] is one run of the whole schema; the
+  // prompt itself carries no copies.
+  const chat_request request =
+      compile(R"(<prompt schema="profile"><intro/><fast/><fun/><goal level="B2"><deep><cases/></deep></goal></prompt>)", profile);
+  check_messages(request, {{"user", "Profile.\nA learner.\n4. Pace.\nQuickly.\n5. Goal.\nFor fun.\nLevel B2 expected.\n"
+                                    "Depth.\nCases."}});
+  const std::string& whole = profile.whole_schema->at(0).content;
+  BOOST_TEST(whole.find("\n4. Pace.\nQuickly.\n") != std::string::npos);
+  BOOST_TEST(whole.find("\n5. Goal.\nFor fun.\n") != std::string::npos);
+  BOOST_TEST(whole.find("\nDepth.\nCases.\n") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(a_prefix_path_longer_than_openai_allows_is_shortened_with_a_hash) {
@@ -318,8 +374,8 @@ BOOST_AUTO_TEST_CASE(the_readme_example_compiles_as_the_readme_says) {
                            {"user", "What should I read first?"}});
   BOOST_TEST(request.layout->prefix_path == "reading@1:plan");
   BOOST_TEST(request.layout->whole_schema->at(1).content ==
-             "I want a reading plan for  weeks.\nStories, the longer the better.\nOnly history books.\nShelf A: "
-             "novels.\nToday is a holiday.");
+             "I want a reading plan for  weeks.\nStories, the longer the better.\n weeks.\nOnly history books.\n"
+             "Shelf A: novels.\nToday is a holiday.");
   BOOST_TEST(error_of_compile(schemas, "<prompt schema=\"reading\">\n  <catalogue/>\n  <plan/>\n</prompt>") ==
              "line 3, column 3: module \"plan\" needs an argument for its parameter \"weeks\"");
 }

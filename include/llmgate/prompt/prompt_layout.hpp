@@ -38,8 +38,12 @@ struct prompt_layout {
   std::size_t total_tokens = 0;      ///< every message's content, in tokens
   std::string prefix_path;           ///< schema, version and the module path up to the first divergence: the prompt_cache_key
   /// The schema with every module imported (parameters as their scaffolds,
-  /// each union's members in schema order): what a server encodes once and
-  /// keeps (llama.cpp slot files). Shared by every prompt of the schema.
+  /// each union's members in schema order, each member after the first
+  /// preceded by its own copy of the text leading into the union): what a
+  /// server encodes once and keeps (llama.cpp slot files). The copies let a
+  /// server that reuses chunks after a divergence (--cache-reuse) find every
+  /// member together with its lead-in, not just the first. Shared by every
+  /// prompt of the schema; prompts themselves carry no copies.
   std::shared_ptr<const std::vector<chat_message>> whole_schema;
 };
 

@@ -95,7 +95,8 @@ struct prompt_schema {
   std::vector<schema_node> nodes;  ///< text, modules, unions, role blocks; content outside role blocks is a user message
   source_position position;
   /// Every module included, parameters as their scaffolds, each union's
-  /// members in schema order: computed once by finish_schema (the parser,
+  /// members in schema order, each after the first with its own copy of the
+  /// union's lead-in (prompt_layout::whole_schema): computed once by finish_schema (the parser,
   /// the builder and schema_registry::add call it) and shared by every
   /// compiled prompt's layout. After changing a tree by hand, call
   /// finish_schema again.

@@ -11,6 +11,14 @@
 // ends where the first argument value, prompt text or cache="false"
 // module starts, before the "\n" that joins it to what precedes it, so
 // that it depends on the imports alone.
+//
+// The whole schema (selection null) writes each union member after the
+// first preceded by a copy of the always-included text that leads into the
+// union (the text since the previous module, union or parameter of the same
+// parent): a prompt that picks any member then has [lead-in][member] as one
+// run in the slot, where a server reusing chunks after a divergence
+// (llama.cpp's --cache-reuse, which needs a run of n_cache_reuse tokens)
+// finds it, rather than a short heading followed by another member.
 #pragma once
 
 #include <cstddef>        // std::size_t
@@ -50,6 +58,7 @@ class pml_renderer {
   pml_renderer(const prompt_schema& schema, const pml_selection* selection) : schema_(schema), selection_(selection) {}
 
   void run() {
+    lead_in_texts lead_in;
     for (const auto& node : schema_.nodes) {
       if (const auto* role = std::get_if<schema_role>(&node.value)) {
         close_region();
@@ -58,8 +67,9 @@ class pml_renderer {
         close_region();
       } else {
         if (!region_open_) open_region("user");
-        render(node);
+        render(node, lead_in);
       }
+      track_lead_in(node, lead_in);
     }
     close_region();
     if (selection_) {
@@ -150,18 +160,42 @@ class pml_renderer {
     return found == selection_->modules.end() ? nullptr : &found->second;
   }
 
-  void render_children(const std::vector<schema_node>& children) {
-    for (const auto& child : children) render(child);
+  // The texts written since the parent's last module, union or parameter:
+  // what leads into a union that follows them.
+  using lead_in_texts = std::vector<const std::string*>;
+
+  static void track_lead_in(const schema_node& node, lead_in_texts& lead_in) {
+    if (const auto* text = std::get_if<schema_text>(&node.value))
+      lead_in.push_back(&text->text);
+    else
+      lead_in.clear();
   }
 
-  void render(const schema_node& node) {
+  void render_children(const std::vector<schema_node>& children) {
+    lead_in_texts lead_in;
+    for (const auto& child : children) {
+      render(child, lead_in);
+      track_lead_in(child, lead_in);
+    }
+  }
+
+  void render(const schema_node& node, const lead_in_texts& lead_in) {
     if (const auto* text = std::get_if<schema_text>(&node.value)) {
       write(text->text);
     } else if (const auto* module = std::get_if<schema_module>(&node.value)) {
       if (const auto* entry = included(*module)) render_module(*module, *entry);
     } else if (const auto* group = std::get_if<schema_union>(&node.value)) {
-      for (const auto& member : group->members)
-        if (const auto* entry = included(member)) render_module(member, *entry);
+      bool first = true;
+      for (const auto& member : group->members) {
+        const auto* entry = included(member);
+        if (!entry) continue;
+        if (!selection_ && !first) {  // the whole schema: the member's own copy of the lead-in
+          pending_break_ = true;
+          for (const std::string* text : lead_in) write(*text);
+        }
+        first = false;
+        render_module(member, *entry);
+      }
     }
     // Parameters are written by render_module, which knows the import.
   }
@@ -176,6 +210,7 @@ class pml_renderer {
     pending_begins_.push_back(index);
     pending_break_ = true;
     if (!module.cached && selection_) end_prefix();
+    lead_in_texts lead_in;
     for (const auto& child : module.children) {
       if (const auto* param = std::get_if<schema_param>(&child.value)) {
         const prompt_argument* argument = nullptr;
@@ -189,8 +224,9 @@ class pml_renderer {
           write(param->scaffold);  // constant: the whole schema, or a union's default member
         }
       } else {
-        render(child);
+        render(child, lead_in);
       }
+      track_lead_in(child, lead_in);
     }
     for (const prompt_text* text : entry.inside) write_prompt_text(text->text);
     if (!pending_begins_.empty() && pending_begins_.back() == index) {

@@ -143,10 +143,9 @@ struct server_fixture : llmgate::test::backend_fixture {
   static bool available() {
     const auto binary = server_binary();
     if (!binary || !fs::exists(*binary)) {
-      std::cout << "llmgate-skip: no llama-server binary (set LLMGATE_LLAMA_SERVER, or build it into "
-                   "build/llama.cpp/build/bin)"
-                << std::endl;
-      llmgate::test::skipped_some() = true;
+      llmgate::test::skip_test("no llama-server binary (set LLMGATE_LLAMA_SERVER, or build it into "
+                               "build/llama.cpp/build/bin)",
+                               llmgate::test::real_part::optional);
       return false;
     }
     if (!fs::exists(model_file())) {

@@ -435,7 +435,7 @@ BOOST_AUTO_TEST_CASE(every_older_spelling_is_still_read) {
 }
 
 BOOST_AUTO_TEST_CASE(the_example_configuration_is_valid) {
-  const auto path = std::filesystem::path(__FILE__).parent_path() / "../../examples/gateway.json";
+  const auto path = std::filesystem::path(LLMGATE_EXAMPLES_DIR) / "gateway.json";
   const auto config = gateway_config::load(path);
   BOOST_TEST(config.models.size() == 3u);
   BOOST_TEST(config.backends.size() == 3u);

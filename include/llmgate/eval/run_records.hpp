@@ -46,22 +46,22 @@ inline std::string_view to_string(request_error error) noexcept {
 /// ("evaluation/<candidate>/<prompt>/<repetition>", "judge/<method>/<answer key>"...):
 /// a resumed run finds it by its key and never sends a recorded one again.
 struct planned_request {
-  std::string key;
+  std::string key = {};
   request_kind kind = request_kind::evaluation;
-  std::string candidate;        ///< the candidate (or judge) asked
+  std::string candidate = {};        ///< the candidate (or judge) asked
   std::int64_t prompt = -1;     ///< index in the prompt set; -1: none
   std::int64_t repetition = 0;  ///< 0-based
 };
 
 /// A request sent and what came back.
 struct request_result {
-  planned_request request;
+  planned_request request = {};
   std::int64_t started_unix_ms = 0;  ///< when it was sent (wall clock)
   double latency_ms = 0;             ///< send to last byte
   double ttft_ms = 0;                ///< send to first content token; 0 when none came
   std::uint64_t tokens_in = 0;
   std::uint64_t tokens_out = 0;
-  std::string response;              ///< the answer's text
+  std::string response = {};              ///< the answer's text
   request_error error = request_error::none;
   int http_status = 0;               ///< the upstream's status where it gave one
   std::string error_message = {};
@@ -81,29 +81,29 @@ struct request_result {
 /// output could not be parsed (after its one retry) leaves `value` empty:
 /// recorded as unparsed, never scored.
 struct score_record {
-  std::string request_key;  ///< the answer scored (an evaluation request's key)
-  std::string method;
+  std::string request_key = {};  ///< the answer scored (an evaluation request's key)
+  std::string method = {};
   std::optional<double> value = {};
   std::string detail = {};  ///< a judge's reasoning, or its raw output when unparsed
 };
 
 /// A person's 0-10 rating of one answer, given on the rating page or imported from CSV.
 struct rating_record {
-  std::string rater;
-  std::string request_key;
+  std::string rater = {};
+  std::string request_key = {};
   int score = 0;  ///< 0..10
   std::int64_t at_unix_ms = 0;
 };
 
 /// What the kit knows of a model it served itself from a GGUF file.
 struct served_model_info {
-  std::string candidate;
-  std::string path;              ///< the GGUF file
+  std::string candidate = {};
+  std::string path = {};              ///< the GGUF file
   std::uint64_t file_bytes = 0;
-  std::string quantization;      ///< GGUF general.file_type by name (F32, F16, Q8_0, Q4_K_M...)
+  std::string quantization = {};      ///< GGUF general.file_type by name (F32, F16, Q8_0, Q4_K_M...)
   std::uint64_t parameters = 0;  ///< weights in the file; 0 when unknown
   std::uint64_t rss_bytes = 0;   ///< the engine's resident memory at the end of the run
-  std::string engine;            ///< what served it ("node-llama-cpp 3.22.1", "llama-server")
+  std::string engine = {};            ///< what served it ("node-llama-cpp 3.22.1", "llama-server")
 };
 
 }  // namespace llmgate::inline v0

@@ -322,6 +322,38 @@ BOOST_FIXTURE_TEST_CASE(templates_are_checked_before_anything_is_sent, runner_fi
   BOOST_TEST(store.counts().planned == 0u);
 }
 
+BOOST_FIXTURE_TEST_CASE(candidate_backends_are_made_from_the_plans_backends, runner_fixture) {
+  auto plan = two_candidates();
+  plan.warmup = 0;
+  plan.repetitions = 1;
+  plan.backends = {{.name = "local", .kind = "openai", .base_url = server.url("/v1"), .model = "backend-model", .retries = 0},
+                   {.name = "offline", .kind = "demo"}};
+  plan.candidates = {{.name = "small", .backend = "local", .model = "small-model"},
+                     {.name = "plain", .backend = "local"},
+                     {.name = "canned", .backend = "offline"},
+                     {.name = "served", .gguf = "model.gguf"}};
+  auto made = make_candidate_backends(plan, backend_registry::builtin(), client, io.get_executor());
+  BOOST_TEST(made.size() == 3u);
+  BOOST_TEST(!made.contains("served"));  // the caller's to add
+  made.emplace("served", upstream("engine", server.url("/v1")));
+
+  run(plan, std::move(made));
+
+  const auto results = store.results();
+  BOOST_TEST(results.size() == 8u);
+  BOOST_TEST(result(results, "evaluation/small/0/0").response == "small-model says: Tasks: a, b for Ann");
+  BOOST_TEST(result(results, "evaluation/plain/1/0").response == "backend-model says: Tasks: c for Bo");
+  BOOST_TEST(result(results, "evaluation/canned/0/0").ok());
+  BOOST_TEST(!result(results, "evaluation/canned/0/0").response.empty());
+  BOOST_TEST(server.requests("/v1/chat/completions") == 6u);  // small, plain, served: 2 prompts each
+
+  plan.candidates.push_back({.name = "lost", .backend = "nowhere"});
+  BOOST_CHECK_EXCEPTION(make_candidate_backends(plan, backend_registry::builtin(), client, io.get_executor()), error,
+                        [](const error& e) {
+                          return std::string(e.what()).starts_with("candidate \"lost\": no backend named \"nowhere\"");
+                        });
+}
+
 BOOST_AUTO_TEST_CASE(render_template_text_fills_variables_once) {
   const std::map<std::string, std::string> variables{{"a", "{{b}}"}, {"b", "2"}};
   BOOST_TEST(render_template_text("x{{a}}y{{ b }}z", variables, 0) == "x{{b}}y2z");

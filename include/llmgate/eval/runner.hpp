@@ -36,6 +36,9 @@
 //
 // Threads: run() on an io_context that one thread runs (the runner's
 // counters have no lock); the backends may use that io_context too.
+// run() is not to be cancelled: stop a run by stopping its io_context or
+// ending the process, which the store makes safe at any point.
+// plan.concurrency 0 counts as 1.
 #pragma once
 
 #include <chrono>       // std::chrono::steady_clock, system_clock, milliseconds
@@ -45,6 +48,7 @@
 #include <exception>    // std::exception_ptr, std::rethrow_exception
 #include <functional>   // std::less
 #include <map>          // std::map
+#include <memory>       // std::shared_ptr
 #include <optional>     // std::optional
 #include <string>       // std::string, std::to_string, std::stoull
 #include <string_view>  // std::string_view
@@ -63,6 +67,7 @@
 #include <boost/json/serialize.hpp>                       // boost::json::serialize: sampling values as JSON text
 
 #include "llmgate/backend/any_backend.hpp"     // any_backend
+#include "llmgate/backend/http_client.hpp"     // http_client, for make_candidate_backends
 #include "llmgate/chat/chat.hpp"               // chat_request, chat_message, set_field
 #include "llmgate/chat/chunk_handler.hpp"      // chat_chunk handlers
 #include "llmgate/error.hpp"                   // llmgate::error, errc
@@ -71,6 +76,7 @@
 #include "llmgate/eval/run_progress.hpp"       // run_progress, progress_counts
 #include "llmgate/eval/run_records.hpp"        // planned_request, request_result
 #include "llmgate/eval/run_store.hpp"          // run_store
+#include "llmgate/server/backend_registry.hpp"  // backend_registry, backend_setup, backend_config
 
 namespace llmgate::inline v0 {
 
@@ -125,6 +131,32 @@ inline std::vector<std::vector<chat_message>> render_prompts(const evaluation_pl
     rendered.push_back(std::move(messages));
   }
   return rendered;
+}
+
+/// The backend of every candidate that names one of plan.backends, made by
+/// `registry` with `client` as its connection pool, sending the candidate's
+/// model (else the backend's). Candidates served from a GGUF file are left
+/// out: the caller adds the backend of the engine it started. Throws
+/// llmgate::error (invalid_request) naming a candidate whose backend is not
+/// in plan.backends. The backends retry as their config's "retries" says, so
+/// a 429 or a 5xx is recorded only when the retries did not cure it, and
+/// the latency includes them: "retries": 0 records every failure.
+inline candidate_backends make_candidate_backends(const evaluation_plan& plan, const backend_registry& registry,
+                                                  const std::shared_ptr<http_client>& client,
+                                                  const net::any_io_executor& executor) {
+  candidate_backends made;
+  for (const auto& candidate : plan.candidates) {
+    if (!candidate.gguf.empty()) continue;
+    const backend_config* config = nullptr;
+    for (const auto& b : plan.backends)
+      if (b.name == candidate.backend) config = &b;
+    if (!config)
+      throw error(errc::invalid_request, "candidate \"" + candidate.name + "\": no backend named \"" + candidate.backend + "\"");
+    const backend_setup setup{.executor = executor, .client = client, .prices = {},
+                              .model = candidate.model.empty() ? std::string_view(config->model) : std::string_view(candidate.model)};
+    made.emplace(candidate.name, registry.make(*config, setup));
+  }
+  return made;
 }
 
 /// How many ticks a latency schedule has: one at 0 and one every

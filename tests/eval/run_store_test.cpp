@@ -80,12 +80,12 @@ BOOST_AUTO_TEST_CASE(errors_scores_ratings_assignments_and_served_models_round_t
   const auto planned = three_requests();
   store.plan(planned);
   store.begin(planned[0].key);
-  request_result failed{.request = planned[0], .error = request_error::rate_limited, .http_status = 429,
+  request_result failed{.request = planned[0], .error = request_failure::rate_limited, .http_status = 429,
                         .error_message = "slow down"};
   store.finish(failed);
   const auto results = store.results();
   BOOST_TEST_REQUIRE(results.size() == 1u);
-  BOOST_TEST((results[0].error == request_error::rate_limited));
+  BOOST_TEST((results[0].error == request_failure::rate_limited));
   BOOST_TEST(results[0].http_status == 429);
   BOOST_TEST(results[0].error_message == "slow down");
   BOOST_TEST(store.counts().errors == 1u);

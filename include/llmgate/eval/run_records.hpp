@@ -28,16 +28,16 @@ inline std::string_view to_string(request_kind kind) noexcept {
 /// How a request ended when it did not answer. rate_limited: 429;
 /// server_error: 5xx; client_error: other 4xx; timeout: no answer in time;
 /// unreachable: no connection (an outage, with its time in started_unix_ms).
-enum class request_error { none, rate_limited, server_error, client_error, timeout, unreachable };
+enum class request_failure { none, rate_limited, server_error, client_error, timeout, unreachable };
 
-inline std::string_view to_string(request_error error) noexcept {
+inline std::string_view to_string(request_failure error) noexcept {
   switch (error) {
-    case request_error::none: return "none";
-    case request_error::rate_limited: return "rate_limited";
-    case request_error::server_error: return "server_error";
-    case request_error::client_error: return "client_error";
-    case request_error::timeout: return "timeout";
-    case request_error::unreachable: return "unreachable";
+    case request_failure::none: return "none";
+    case request_failure::rate_limited: return "rate_limited";
+    case request_failure::server_error: return "server_error";
+    case request_failure::client_error: return "client_error";
+    case request_failure::timeout: return "timeout";
+    case request_failure::unreachable: return "unreachable";
   }
   return "none";
 }
@@ -62,13 +62,13 @@ struct request_result {
   std::uint64_t tokens_in = 0;
   std::uint64_t tokens_out = 0;
   std::string response = {};              ///< the answer's text
-  request_error error = request_error::none;
+  request_failure error = request_failure::none;
   int http_status = 0;               ///< the upstream's status where it gave one
   std::string error_message = {};
   int attempts = 1;                  ///< > 1: it was in flight when a run was killed, and was sent again
   double overhead_us = 0;            ///< the kit's own time around the call (store writes, scheduling)
 
-  bool ok() const noexcept { return error == request_error::none; }
+  bool ok() const noexcept { return error == request_failure::none; }
   /// Milliseconds per output token after the first; 0 when it cannot be told.
   double per_token_ms() const noexcept {
     return tokens_out > 1 && latency_ms > ttft_ms && ttft_ms > 0 ? (latency_ms - ttft_ms) / static_cast<double>(tokens_out - 1)

@@ -326,11 +326,11 @@ class run_store {
     return request_kind::evaluation;
   }
 
-  static request_error request_error_from(std::string_view text) {
-    for (auto e : {request_error::none, request_error::rate_limited, request_error::server_error, request_error::client_error,
-                   request_error::timeout, request_error::unreachable})
+  static request_failure request_error_from(std::string_view text) {
+    for (auto e : {request_failure::none, request_failure::rate_limited, request_failure::server_error, request_failure::client_error,
+                   request_failure::timeout, request_failure::unreachable})
       if (to_string(e) == text) return e;
-    return request_error::none;
+    return request_failure::none;
   }
 
   void set_meta_locked(std::string_view key, std::string_view value) {

@@ -261,7 +261,7 @@ BOOST_FIXTURE_TEST_CASE(failures_are_classified, runner_fixture) {
 
   const auto results = store.results();
   BOOST_TEST(results.size() == 6u);
-  const auto check = [&](std::string_view key, request_error_kind error, int status) {
+  const auto check = [&](std::string_view key, request_failure error, int status) {
     const auto& r = result(results, key);
     BOOST_TEST_CONTEXT(key) {
       BOOST_TEST(to_string(r.error) == to_string(error));
@@ -271,12 +271,12 @@ BOOST_FIXTURE_TEST_CASE(failures_are_classified, runner_fixture) {
       BOOST_TEST(r.attempts == 1);
     }
   };
-  check("evaluation/limited/0/0", request_error_kind::rate_limited, 429);
-  check("evaluation/broken/0/0", request_error_kind::server_error, 500);
-  check("evaluation/refusing/0/0", request_error_kind::client_error, 400);
-  check("evaluation/silent/0/0", request_error_kind::timeout, 0);
-  check("evaluation/cut/0/0", request_error_kind::unreachable, 0);
-  check("evaluation/down/0/0", request_error_kind::unreachable, 0);
+  check("evaluation/limited/0/0", request_failure::rate_limited, 429);
+  check("evaluation/broken/0/0", request_failure::server_error, 500);
+  check("evaluation/refusing/0/0", request_failure::client_error, 400);
+  check("evaluation/silent/0/0", request_failure::timeout, 0);
+  check("evaluation/cut/0/0", request_failure::unreachable, 0);
+  check("evaluation/down/0/0", request_failure::unreachable, 0);
   BOOST_TEST(result(results, "evaluation/silent/0/0").error_message == "no answer within 300 ms");
   BOOST_TEST(result(results, "evaluation/broken/0/0").error_message.find("The server had an error") != std::string::npos);
   BOOST_TEST(store.counts().errors == 6u);
@@ -284,7 +284,7 @@ BOOST_FIXTURE_TEST_CASE(failures_are_classified, runner_fixture) {
 }
 
 BOOST_AUTO_TEST_CASE(failures_of_every_kind_of_exception) {
-  const auto of = [](auto thrown) { return failure_of(std::make_exception_ptr(thrown)); };
+  const auto of = [](auto thrown) { return classify_failure(std::make_exception_ptr(thrown)); };
   const auto upstream = [](errc code, unsigned status) {
     return backend_error(code, "m: failed", {.backend = "m", .status = status});
   };
@@ -397,7 +397,7 @@ BOOST_AUTO_TEST_CASE(progress_prints_at_most_a_line_a_second_with_an_eta) {
     now = t0 + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds));
   };
   const request_result ok{};
-  const request_result failed{.error = request_error_kind::server_error};
+  const request_result failed{.error = request_failure::server_error};
   const request_result resent{.attempts = 2};
 
   progress.start("evaluation", {.total = 10, .done = 1});

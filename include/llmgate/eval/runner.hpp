@@ -72,7 +72,7 @@
 #include "llmgate/chat/chunk_handler.hpp"      // chat_chunk handlers
 #include "llmgate/error.hpp"                   // llmgate::error, errc
 #include "llmgate/eval/evaluation_plan.hpp"    // evaluation_plan
-#include "llmgate/eval/request_outcome.hpp"    // failure_of, timed_out
+#include "llmgate/eval/request_outcome.hpp"    // classify_failure, timeout_failure
 #include "llmgate/eval/run_progress.hpp"       // run_progress, progress_counts
 #include "llmgate/eval/run_records.hpp"        // planned_request, request_result
 #include "llmgate/eval/run_store.hpp"          // run_store
@@ -367,10 +367,10 @@ class evaluation_runner {
 
     result.latency_ms = milliseconds(ended - sent);
     result.ttft_ms = ttft_ms;
-    request_failure failed;
-    if (order[0] == 1 && !timer_code) failed = timed_out(timeout);
-    else if (failure) failed = failure_of(failure);
-    if (failed.error == request_error_kind::none) {
+    classified_failure failed;
+    if (order[0] == 1 && !timer_code) failed = timeout_failure(timeout);
+    else if (failure) failed = classify_failure(failure);
+    if (failed.error == request_failure::none) {
       result.tokens_in = response.usage.prompt_tokens;
       result.tokens_out = response.usage.completion_tokens;
       result.response = std::move(response.content);

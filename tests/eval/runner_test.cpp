@@ -21,6 +21,7 @@
 #include "llmgate/backend/blocking.hpp"         // run_blocking
 #include "llmgate/backend/http_client.hpp"      // http_client
 #include "llmgate/backend/openai_backend.hpp"   // openai_backend
+#include "llmgate/backend/scripted_backend.hpp" // scripted_backend
 #include "llmgate/eval/run_store.hpp"           // run_store
 #include "llmgate/eval/runner.hpp"              // evaluation_runner, plan_requests
 
@@ -281,6 +282,34 @@ BOOST_FIXTURE_TEST_CASE(failures_are_classified, runner_fixture) {
   BOOST_TEST(result(results, "evaluation/broken/0/0").error_message.find("The server had an error") != std::string::npos);
   BOOST_TEST(store.counts().errors == 6u);
   BOOST_TEST(lines.str().find("evaluation 6/6, 6 errors, 0 resent, done in ") != std::string::npos);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_store_that_fails_ends_the_run_after_the_requests_in_flight, runner_fixture) {
+  auto plan = two_candidates();
+  plan.warmup = 0;
+  plan.concurrency = 1;
+  const auto planned = plan_requests(plan);
+  // While the first request is out, someone else records the third: the
+  // store refuses to send it (begin), and the run ends there.
+  bool meddled = false;
+  const auto meddling = scripted_backend("meddling", [&](const chat_request&) {
+    if (!meddled) {
+      meddled = true;
+      store.begin(planned[2].key);
+      store.finish({.request = planned[2], .response = "elsewhere"});
+    }
+    chat_response response;
+    response.content = "fine";
+    return response;
+  });
+  BOOST_CHECK_EXCEPTION(run(plan, {{"small", meddling}, {"big", meddling}}), error, [](const error& e) {
+    return std::string(e.what()).find("evaluation/small/1/0") != std::string::npos;
+  });
+  const auto results = store.results();
+  BOOST_TEST(results.size() == 3u);  // the two sent, and the one recorded elsewhere
+  BOOST_TEST(result(results, "evaluation/small/0/0").response == "fine");
+  BOOST_TEST(result(results, "evaluation/big/0/0").response == "fine");
+  BOOST_TEST(lines.str().find("done in") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(failures_of_every_kind_of_exception) {

@@ -41,8 +41,10 @@ class run_progress {
  public:
   using clock = std::chrono::steady_clock;
 
-  explicit run_progress(std::ostream& out = std::cerr, std::function<clock::time_point()> now = [] { return clock::now(); })
+  explicit run_progress(std::ostream& out = std::cerr, std::function<clock::time_point()> now = &steady_now)
       : out_(&out), now_(std::move(now)) {}
+
+  static clock::time_point steady_now() { return clock::now(); }
 
   /// A phase begins with `counts` as the store holds them. `ends_at`: the
   /// phase cannot end before then (the schedule's last tick).

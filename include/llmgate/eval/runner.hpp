@@ -19,13 +19,17 @@
 //
 // At most plan.concurrency requests are in flight, over every candidate.
 // Each one: store.begin (committed before the send: a run killed now finds
-// it in flight and sends it again, once, with attempts 2), the prompt's
+// it in flight and sends it again, once, its attempts one higher: 2 after
+// one kill, 3 if the resend was cut off by a second), the prompt's
 // template rendered, sampling = the plan's then the candidate's over it,
 // model = candidate.model, streamed so the first content token's time is
 // the TTFT; latency to the answer's end; tokens from its usage; a failure
 // classified (request_outcome.hpp); plan.request_timeout_ms cancels the
 // call and records a timeout; store.finish records it for good, and it is
-// never sent again.
+// never sent again. Warm-ups are recorded too (kind warmup, which the
+// summary leaves out), so a resumed run does not warm up again. The kit's
+// own time per request (overhead_us) runs from taking the request to
+// sending it (store.begin, rendering) and from the answer to store.finish.
 //
 // The latency schedule runs after the evaluation: tick 0 at once, then one
 // tick every plan.schedule.every_seconds until duration_seconds. A resumed

@@ -13,6 +13,7 @@
 // spaces around a score, blank lines.
 #pragma once
 
+#include <algorithm>    // std::stable_sort
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t
 #include <filesystem>   // std::filesystem::path
@@ -53,10 +54,15 @@ struct csv_record {
   std::vector<std::string> fields;
 };
 
+/// What is wrong on a line.
+struct csv_error {
+  std::size_t line = 0;
+  std::string what;
+};
+
 /// Splits `text` into records (RFC 4180, CRLF or LF line ends). Appends
-/// what is wrong to `errors`, each naming its line; records the parse
-/// could not finish are left out.
-inline std::vector<csv_record> parse_csv(std::string_view text, std::vector<std::string>& errors) {
+/// what is wrong to `errors`; records the parse could not finish are left out.
+inline std::vector<csv_record> parse_csv(std::string_view text, std::vector<csv_error>& errors) {
   std::vector<csv_record> records;
   std::size_t line = 1;
   std::size_t i = 0;
@@ -91,17 +97,17 @@ inline std::vector<csv_record> parse_csv(std::string_view text, std::vector<std:
           field += text[i++];
         }
         if (!closed) {
-          errors.push_back("line " + std::to_string(opened) + ": a quoted field is not closed");
+          errors.push_back({opened, "a quoted field is not closed"});
           return records;
         }
         if (i < text.size() && text[i] != ',' && !at_line_end(i)) {
-          errors.push_back("line " + std::to_string(line) + ": characters after a quoted field's closing quote");
+          errors.push_back({line, "characters after a quoted field's closing quote"});
           broken = true;
         }
       }
       while (i < text.size() && text[i] != ',' && !at_line_end(i)) {
         if (text[i] == '"' && !broken) {
-          errors.push_back("line " + std::to_string(line) + ": a quote inside a field that does not start with one");
+          errors.push_back({line, "a quote inside a field that does not start with one"});
           broken = true;
         }
         field += text[i++];
@@ -156,34 +162,33 @@ inline std::string export_rating_csv(const rating_catalog& catalog, const rater_
 inline std::size_t import_rating_csv(run_store& store, const rating_catalog& catalog, const rater_batch& batch,
                                      std::string_view text, std::string_view name, std::int64_t at_unix_ms) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  std::vector<std::string> errors;
+  std::vector<detail::csv_error> errors;
   const auto records = detail::parse_csv(text, errors);
   std::vector<rating_record> ratings;
   if (records.empty() || records.front().line != 1) {
-    errors.insert(errors.begin(), "line 1: the header " + std::string(rating_csv_header) + " is missing");
+    errors.push_back({1, "the header " + std::string(rating_csv_header) + " is missing"});
   } else {
     const auto& header = records.front().fields;
     std::string joined;
     for (std::size_t f = 0; f < header.size(); ++f) joined += (f ? "," : "") + header[f];
     if (joined != rating_csv_header)
-      errors.insert(errors.begin(), "line 1: the header is '" + joined + "', not " + std::string(rating_csv_header));
+      errors.push_back({1, "the header is '" + joined + "', not " + std::string(rating_csv_header)});
   }
   const std::set<std::string_view> in_batch(batch.request_keys.begin(), batch.request_keys.end());
   std::set<std::string_view> seen;
   for (std::size_t r = 1; r < records.size(); ++r) {
     const auto& [line, fields] = records[r];
-    const std::string where = "line " + std::to_string(line) + ": ";
     if (fields.size() != 4) {
-      errors.push_back(where + std::to_string(fields.size()) + " fields, not 4 (item_id, prompt, response, score)");
+      errors.push_back({line, std::to_string(fields.size()) + " fields, not 4 (item_id, prompt, response, score)"});
       continue;
     }
     const rating_item* item = catalog.by_id(fields[0]);
     if (!item || !in_batch.contains(item->request_key)) {
-      errors.push_back(where + "item id '" + fields[0] + "' is not in the batch of rater " + batch.rater);
+      errors.push_back({line, "item id '" + fields[0] + "' is not in the batch of rater " + batch.rater});
       continue;
     }
     if (!seen.insert(item->id).second) {
-      errors.push_back(where + "item id '" + fields[0] + "' comes twice");
+      errors.push_back({line, "item id '" + fields[0] + "' comes twice"});
       continue;
     }
     std::string_view score = fields[3];
@@ -197,14 +202,15 @@ inline std::size_t import_rating_csv(run_store& store, const rating_catalog& cat
       value = value * 10 + (c - '0');
     }
     if (!number || value > 10) {
-      errors.push_back(where + "score '" + std::string(score) + "' is not a whole number from 0 to 10");
+      errors.push_back({line, "score '" + std::string(score) + "' is not a whole number from 0 to 10"});
       continue;
     }
     ratings.push_back({batch.rater, item->request_key, value, at_unix_ms});
   }
   if (!errors.empty()) {
+    std::stable_sort(errors.begin(), errors.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
     std::string message = "rating CSV " + std::string(name) + ": nothing imported:";
-    for (const auto& e : errors) message += "\n  " + e;
+    for (const auto& e : errors) message += "\n  line " + std::to_string(e.line) + ": " + e.what;
     throw error(errc::invalid_request, message);
   }
   for (const auto& rating : ratings) store.put_rating(rating);

@@ -36,6 +36,7 @@
 
 #include <boost/asio/as_tuple.hpp>           // boost::asio::as_tuple
 #include <boost/asio/awaitable.hpp>          // boost::asio::awaitable
+#include <boost/asio/buffer.hpp>             // boost::asio::buffer
 #include <boost/asio/co_spawn.hpp>           // boost::asio::co_spawn
 #include <boost/asio/detached.hpp>           // boost::asio::detached
 #include <boost/asio/io_context.hpp>         // boost::asio::io_context
@@ -337,6 +338,7 @@ class rating_server {
     const auto as_tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
     boost::beast::tcp_stream stream(std::move(socket));
     boost::beast::flat_buffer buffer;
+    bool too_large = false;
     for (;;) {
       stream.expires_after(std::chrono::seconds(60));
       http::request_parser<http::string_body> parser;
@@ -346,6 +348,7 @@ class rating_server {
       rating_response answer;
       bool keep_alive = false;
       if (read_error == http::error::body_limit) {
+        too_large = true;
         answer = {413, {}, "<!DOCTYPE html>\n<p>The form is too large.</p>\n"};
       } else if (read_error) {
         break;  // the client left, timed out, or sent what is not HTTP
@@ -372,6 +375,18 @@ class rating_server {
     }
     boost::system::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    if (too_large) {
+      // The rest of the body is read and dropped, for a bounded time, so
+      // that closing with it unread does not reset the connection before
+      // the client has read the 413.
+      stream.expires_after(std::chrono::seconds(2));
+      std::vector<char> drop(16 * 1024);
+      for (std::size_t dropped = 0; dropped < (std::size_t{1} << 24);) {
+        auto [drop_error, got] = co_await stream.async_read_some(boost::asio::buffer(drop), as_tuple);
+        if (drop_error) break;
+        dropped += got;
+      }
+    }
   }
 
   rating_site site_;

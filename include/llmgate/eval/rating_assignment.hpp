@@ -58,7 +58,7 @@ struct rater_batch {
   std::vector<std::string> request_keys;
 };
 
-namespace detail {
+namespace detail::rating {
 
 // Fisher-Yates with the engine's raw output and a rejection-sampled bound:
 // std::shuffle and std::uniform_int_distribution are free to differ between
@@ -74,7 +74,7 @@ inline void shuffle_seeded(std::vector<std::string>& keys, std::uint64_t seed) {
   }
 }
 
-}  // namespace detail
+}  // namespace detail::rating
 
 /// The seed of a rater's order: a hash of the id, the same on every machine.
 inline std::uint64_t rater_seed(std::string_view rater) noexcept {
@@ -118,7 +118,7 @@ inline std::vector<rater_batch> assign_ratings(std::span<const request_result> r
   for (const auto& candidate : candidates)
     for (const auto& key : answers.find(candidate)->second)
       for (std::size_t copy = 0; copy < per_answer; ++copy) batches[turn++ % batches.size()].request_keys.push_back(key);
-  for (auto& batch : batches) detail::shuffle_seeded(batch.request_keys, rater_seed(batch.rater));
+  for (auto& batch : batches) detail::rating::shuffle_seeded(batch.request_keys, rater_seed(batch.rater));
   return batches;
 }
 

@@ -33,7 +33,7 @@
 
 namespace llmgate::inline v0 {
 
-namespace detail {
+namespace detail::rating {
 
 inline void append_csv_field(std::string& out, std::string_view field) {
   if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
@@ -126,7 +126,7 @@ inline std::vector<csv_record> parse_csv(std::string_view text, std::vector<csv_
   return records;
 }
 
-}  // namespace detail
+}  // namespace detail::rating
 
 /// The CSV header line's fields.
 inline constexpr std::string_view rating_csv_header = "item_id,prompt,response,score";
@@ -143,11 +143,11 @@ inline std::string export_rating_csv(const rating_catalog& catalog, const rater_
   for (const auto& key : batch.request_keys) {
     const rating_item* item = catalog.by_key(key);
     if (!item || rated.contains(key)) continue;
-    detail::append_csv_field(out, item->id);
+    detail::rating::append_csv_field(out, item->id);
     out += ',';
-    detail::append_csv_field(out, item->prompt);
+    detail::rating::append_csv_field(out, item->prompt);
     out += ',';
-    detail::append_csv_field(out, item->response);
+    detail::rating::append_csv_field(out, item->response);
     out += ",\r\n";
   }
   return out;
@@ -162,8 +162,8 @@ inline std::string export_rating_csv(const rating_catalog& catalog, const rater_
 inline std::size_t import_rating_csv(run_store& store, const rating_catalog& catalog, const rater_batch& batch,
                                      std::string_view text, std::string_view name, std::int64_t at_unix_ms) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  std::vector<detail::csv_error> errors;
-  const auto records = detail::parse_csv(text, errors);
+  std::vector<detail::rating::csv_error> errors;
+  const auto records = detail::rating::parse_csv(text, errors);
   std::vector<rating_record> ratings;
   if (records.empty() || records.front().line != 1) {
     errors.push_back({1, "the header " + std::string(rating_csv_header) + " is missing"});

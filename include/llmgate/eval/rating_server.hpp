@@ -57,7 +57,7 @@
 
 namespace llmgate::inline v0 {
 
-namespace detail {
+namespace detail::rating {
 
 inline std::string html_escaped(std::string_view text) {
   std::string out;
@@ -116,7 +116,7 @@ inline std::optional<std::string> form_value(std::string_view form, std::string_
   return std::nullopt;
 }
 
-}  // namespace detail
+}  // namespace detail::rating
 
 struct rating_page_options {
   std::string title = "Rate the answers";
@@ -149,12 +149,12 @@ class rating_site {
     const auto query = question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
     if (path == "/") {
       if (method != "GET") return not_allowed();
-      if (const auto rater = detail::form_value(query, "rater"); rater && !rater->empty())
+      if (const auto rater = detail::rating::form_value(query, "rater"); rater && !rater->empty())
         return start(*rater);
-      return {200, {}, page("Who is rating?", start_form(""))};
+      return {200, {}, page("Who is rating?", start_form())};
     }
     if (path == "/rate") {
-      if (method == "GET") return next_answer(detail::form_value(query, "rater").value_or(""));
+      if (method == "GET") return next_answer(detail::rating::form_value(query, "rater").value_or(""));
       if (method == "POST") return rate(body);
       return not_allowed();
     }
@@ -168,25 +168,31 @@ class rating_site {
       ".scale button{min-width:2.5rem;padding:.5rem;margin:.15rem;font-size:1rem}"
       ".progress{color:#555}.error{color:#a00}";
 
+  static std::string escaped(std::string_view text) { return detail::rating::html_escaped(text); }
+
   std::string page(std::string_view heading, std::string_view content) const {
-    return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + detail::html_escaped(options_.title) +
-           "</title><style>" + std::string(style) + "</style></head><body><h1>" + detail::html_escaped(heading) +
-           "</h1>\n" + std::string(content) + "\n</body></html>\n";
+    return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escaped(options_.title) +
+           "</title><style>" + std::string(style) + "</style></head><body><h1>" + escaped(heading) + "</h1>\n" +
+           std::string(content) + "\n</body></html>\n";
   }
 
-  static std::string start_form(std::string_view rater) {
-    return "<form method=\"get\" action=\"/rate\"><label>Your rater id "
-           "<input id=\"rater\" name=\"rater\" required value=\"" + detail::html_escaped(rater) +
-           "\"></label> <button id=\"start\" type=\"submit\">Start</button></form>";
+  static std::string start_form() {
+    return "<form method=\"get\" action=\"/rate\"><label>Your rater id <input id=\"rater\" name=\"rater\" required "
+           "value=\"\"></label> <button id=\"start\" type=\"submit\">Start</button></form>";
   }
 
+  static std::string error_text(std::string_view why) {
+    return "<p id=\"error\" class=\"error\">" + escaped(why) + "</p>";
+  }
+
+  // Rater ids need no escaping (valid_rater_id).
   static std::string next_link(const rater_batch* batch) {
     if (!batch) return "<p><a href=\"/\">Start again</a></p>";
     return "<p><a id=\"next\" href=\"/rate?rater=" + batch->rater + "\">Go to your next answer</a></p>";
   }
 
   rating_response bad(unsigned status, std::string_view heading, std::string_view why, const rater_batch* batch) const {
-    return {status, {}, page(heading, "<p id=\"error\" class=\"error\">" + detail::html_escaped(why) + "</p>" + next_link(batch))};
+    return {status, {}, page(heading, error_text(why) + next_link(batch))};
   }
 
   rating_response not_allowed() const { return bad(405, "Not allowed", "This page does not take that method.", nullptr); }
@@ -198,9 +204,9 @@ class rating_site {
   }
 
   rating_response unknown_rater(std::string_view rater) const {
-    const std::string why = rater.empty() ? "No rater id was given." : "There is no rater with the id '" + std::string(rater) + "'.";
-    return {400, {}, page("Unknown rater", "<p id=\"error\" class=\"error\">" + detail::html_escaped(why) +
-                                               " Check the id you were given.</p>" + start_form(""))};
+    const std::string why = rater.empty() ? "No rater id was given."
+                                          : "There is no rater with the id '" + std::string(rater) + "'. Check the id you were given.";
+    return {400, {}, page("Unknown rater", error_text(why) + start_form())};
   }
 
   rating_response start(std::string_view rater) const {
@@ -232,29 +238,31 @@ class rating_site {
       return {200, {}, page("Thank you", "<p id=\"done\">You have rated all " + std::to_string(total) +
                                              " answers of your batch. You can close this page.</p>")};
     std::string content = "<p id=\"progress\" class=\"progress\">Item " + std::to_string(done + 1) + " of " +
-                          std::to_string(total) + " &middot; rating as " + detail::html_escaped(rater) + "</p>"
-                          "<h2>Prompt</h2><div id=\"prompt\" class=\"text\">" + detail::html_escaped(next->prompt) +
-                          "</div><h2>Response</h2><div id=\"response\" class=\"text\">" + detail::html_escaped(next->response) +
-                          "</div><form method=\"post\" action=\"/rate\"><input type=\"hidden\" name=\"rater\" value=\"" +
-                          detail::html_escaped(rater) + "\"><input type=\"hidden\" name=\"item\" value=\"" + next->id +
-                          "\"><fieldset class=\"scale\"><legend>How good is this response? 0 (worst) to 10 (best)</legend>";
-    for (int score = 0; score <= 10; ++score)
-      content += "<button type=\"submit\" name=\"score\" value=\"" + std::to_string(score) + "\">" + std::to_string(score) + "</button>";
+                          std::to_string(total) + " &middot; rating as " + std::string(rater) + "</p>";
+    content += "<h2>Prompt</h2><div id=\"prompt\" class=\"text\">" + escaped(next->prompt) + "</div>";
+    content += "<h2>Response</h2><div id=\"response\" class=\"text\">" + escaped(next->response) + "</div>";
+    content += "<form method=\"post\" action=\"/rate\"><input type=\"hidden\" name=\"rater\" value=\"" +
+               std::string(rater) + "\"><input type=\"hidden\" name=\"item\" value=\"" + next->id + "\">";
+    content += "<fieldset class=\"scale\"><legend>How good is this response? 0 (worst) to 10 (best)</legend>";
+    for (int score = 0; score <= 10; ++score) {
+      const auto text = std::to_string(score);
+      content += "<button type=\"submit\" name=\"score\" value=\"" + text + "\">" + text + "</button>";
+    }
     content += "</fieldset></form>";
     return {200, {}, page("Rate this response", content)};
   }
 
   rating_response rate(std::string_view form) const {
-    const auto rater = detail::form_value(form, "rater").value_or("");
+    const auto rater = detail::rating::form_value(form, "rater").value_or("");
     const rater_batch* batch = valid_rater_id(rater) ? find_batch(rater) : nullptr;
     if (!batch) return unknown_rater(rater);
-    const auto score_text = detail::form_value(form, "score").value_or("");
+    const auto score_text = detail::rating::form_value(form, "score").value_or("");
     int score = -1;
     if (!score_text.empty() && score_text.size() <= 2 && score_text.find_first_not_of("0123456789") == std::string::npos)
-      score = std::stoi(score_text);
+      score = std::stoi(score_text);  // 0 to 99
     if (score < 0 || score > 10)
       return bad(400, "Not a rating", "A rating is a whole number from 0 to 10, not '" + score_text + "'.", batch);
-    const auto id = detail::form_value(form, "item").value_or("");
+    const auto id = detail::rating::form_value(form, "item").value_or("");
     const rating_item* item = catalog_.by_id(id);
     bool in_batch = false;
     for (const auto& key : batch->request_keys) in_batch = in_batch || (item && key == item->request_key);
@@ -359,7 +367,7 @@ class rating_server {
           answer = site_.handle(std::string_view(request.method_string()), std::string_view(request.target()),
                                 request.body());
         } catch (const std::exception& e) {
-          answer = {500, {}, "<!DOCTYPE html>\n<p>The rating could not be stored: " + detail::html_escaped(e.what()) + "</p>\n"};
+          answer = {500, {}, "<!DOCTYPE html>\n<p>Failed: " + detail::rating::html_escaped(e.what()) + "</p>\n"};
         }
       }
       http::response<http::string_body> response(static_cast<http::status>(answer.status), 11);

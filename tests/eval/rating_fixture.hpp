@@ -47,7 +47,7 @@ inline std::vector<request_result> record_rating_run(run_store& store, std::int6
   request_result failed;
   failed.request = {.key = rating_key(rating_candidates[1], prompts), .kind = request_kind::evaluation,
                     .candidate = rating_candidates[1], .prompt = prompts, .repetition = 0};
-  failed.error = request_error::server_error;
+  failed.error = request_failure::server_error;
   failed.http_status = 500;
   results.push_back(failed);
   for (const auto kind : {request_kind::warmup, request_kind::schedule, request_kind::judge}) {

@@ -14,10 +14,10 @@
 import {createRequire} from "node:module";
 import {mkdtempSync, rmSync} from "node:fs";
 import {tmpdir} from "node:os";
-import {join} from "node:path";
+import {join, resolve} from "node:path";
 
 const [packages, chromium, url, rater, ...forbidden] = process.argv.slice(2);
-const puppeteer = createRequire(join(packages, "package.json"))("puppeteer-core");
+const puppeteer = createRequire(resolve(packages, "package.json"))("puppeteer-core");
 
 // Flags this closed network needs: without the background-networking ones
 // Chromium keeps trying hosts it cannot reach.

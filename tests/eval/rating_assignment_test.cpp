@@ -180,6 +180,19 @@ BOOST_AUTO_TEST_CASE(answers_are_named_by_a_keyed_hash_of_their_key) {
   const llmgate::rating_catalog other(results, 256, llmgate::test::rating_prompt);
   BOOST_TEST(other.by_key(rating_key(q4, 1))->id != first->id);
 
+  // A result listed twice is one item.
+  std::vector<llmgate::request_result> twice(results.begin(), results.end());
+  twice.push_back(results.front());
+  BOOST_TEST(llmgate::rating_catalog(twice, 255, llmgate::test::rating_prompt).size() == 6u);
+
+  // A secret that is not 16 hex digits is refused, never read as another.
+  for (const std::string bad : {"ff", "00000000000000fg", "000000000000000ff"}) {
+    store.set_meta("rating.secret", bad);
+    BOOST_CHECK_EXCEPTION(llmgate::rating_secret(store), llmgate::error, [&](const llmgate::error& e) {
+      return std::string(e.what()).find("rating.secret '" + bad + "' is not 16 hex digits") != std::string::npos;
+    });
+  }
+
   // A new store makes a secret once and keeps it.
   auto fresh = llmgate::run_store::in_memory();
   const auto secret = llmgate::rating_secret(fresh);

@@ -15,6 +15,7 @@
 // the same across restarts of the page and CSV round trips.
 #pragma once
 
+#include <charconv>     // std::from_chars
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
 #include <cstdio>       // std::snprintf
@@ -25,6 +26,7 @@
 #include <span>         // std::span
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <system_error> // std::errc
 #include <utility>      // std::move, std::swap
 #include <vector>       // std::vector
 
@@ -157,7 +159,13 @@ struct rating_item {
 /// The run's secret behind the item ids, kept in the store's meta
 /// ("rating.secret", 16 hex digits); made from std::random_device the first time.
 inline std::uint64_t rating_secret(run_store& store) {
-  if (const auto known = store.meta("rating.secret")) return std::stoull(*known, nullptr, 16);
+  if (const auto known = store.meta("rating.secret")) {
+    std::uint64_t secret = 0;
+    const auto [end, failure] = std::from_chars(known->data(), known->data() + known->size(), secret, 16);
+    if (failure != std::errc() || end != known->data() + known->size() || known->size() != 16)
+      throw error(errc::invalid_request, "rating: the run store's rating.secret '" + *known + "' is not 16 hex digits");
+    return secret;
+  }
   std::random_device device;
   const std::uint64_t secret = (std::uint64_t{device()} << 32) ^ device();
   char hex[17];
@@ -182,9 +190,9 @@ class rating_catalog {
       char hex[17];
       std::snprintf(hex, sizeof hex, "%016llx",
                     static_cast<unsigned long long>(XXH3_64bits_withSeed(key.data(), key.size(), secret)));
+      if (by_key_.contains(key)) continue;  // a result listed twice
       if (by_id_.contains(std::string_view(hex)))
         throw error(errc::invalid_request, "rating: two answers have the same item id " + std::string(hex));
-      if (by_key_.contains(key)) continue;  // a result listed twice
       by_id_.emplace(hex, items_.size());
       by_key_.emplace(key, items_.size());
       items_.push_back({hex, key, prompt_of(result.request), result.response});

@@ -149,15 +149,45 @@ BOOST_AUTO_TEST_CASE(broken_files_are_refused) {
   BOOST_TEST(run.store.ratings().empty());
 }
 
-BOOST_AUTO_TEST_CASE(a_file_is_read_from_disk_or_refused_by_name) {
+BOOST_AUTO_TEST_CASE(a_file_is_read_from_disk_as_its_raters_or_refused_by_name) {
   csv_run run;
+  const std::vector<llmgate::rater_batch> batches = {{"ann", {run.q8, run.big}}, {"bob", {run.q4}}, {"cy", {run.q4}}};
   const fs::path dir = fs::temp_directory_path() / ("rating_csv_test." + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const fs::path file = dir / "ann.csv";
-  std::ofstream(file, std::ios::binary) << llmgate::export_rating_csv(run.catalog, run.ann, run.store.ratings());
-  BOOST_TEST(llmgate::import_rating_csv_file(run.store, run.catalog, run.ann, file, at) == 0u);  // nothing filled in yet
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return dir / name;
+  };
+  const std::string header = "item_id,prompt,response,score\r\n";
+  const auto refusal = [&](const fs::path& file, std::string_view rater) -> std::string {
+    try {
+      llmgate::import_rating_csv_file(run.store, run.catalog, batches, file, rater, at);
+    } catch (const llmgate::error& e) {
+      const std::string what = e.what();
+      return what.substr(0, what.rfind(": "));
+    }
+    return "";
+  };
+
+  // Whose file it is, told by its items.
+  const auto ann = write("ann.csv", header + run.id(run.q8) + ",p,r,8\r\n" + run.id(run.big) + ",p,r,\r\n");
+  BOOST_TEST(llmgate::import_rating_csv_file(run.store, run.catalog, batches, ann, "", at) == 1u);
+  BOOST_REQUIRE(run.store.ratings().size() == 1u);
+  BOOST_TEST(run.store.ratings()[0].rater == "ann");
+  BOOST_TEST(run.store.ratings()[0].score == 8);
+
+  // q4's answer is both bob's and cy's: the rater must be named.
+  const auto shared = write("shared.csv", header + run.id(run.q4) + ",p,r,2\r\n");
+  BOOST_TEST(refusal(shared, "") == "rating CSV " + shared.string() + ": its items are in the batches of bob cy: name the rater");
+  BOOST_TEST(llmgate::import_rating_csv_file(run.store, run.catalog, batches, shared, "cy", at) == 1u);
+  BOOST_TEST(run.store.ratings()[1].rater == "cy");
+  BOOST_TEST(refusal(shared, "dan") == "rating CSV " + shared.string() + ": there is no rater 'dan'");
+  const auto mixed = write("mixed.csv", header + run.id(run.q4) + ",p,r,2\r\n" + run.id(run.q8) + ",p,r,2\r\n");
+  BOOST_TEST(refusal(mixed, "") == "rating CSV " + mixed.string() + ": its items are not all in one rater's batch");
+  BOOST_TEST(run.store.ratings().size() == 2u);
+
   try {
-    llmgate::import_rating_csv_file(run.store, run.catalog, run.ann, dir / "missing.csv", at);
+    llmgate::import_rating_csv_file(run.store, run.catalog, batches, dir / "missing.csv", "ann", at);
     BOOST_ERROR("a missing file was read");
   } catch (const llmgate::error& e) {
     BOOST_TEST(e.code() == llmgate::errc::io_failure);

@@ -217,15 +217,56 @@ inline std::size_t import_rating_csv(run_store& store, const rating_catalog& cat
   return ratings.size();
 }
 
-/// import_rating_csv of the file at `path`. Throws llmgate::error
-/// (io_failure) when it cannot be read.
-inline std::size_t import_rating_csv_file(run_store& store, const rating_catalog& catalog, const rater_batch& batch,
-                                          const std::filesystem::path& path, std::int64_t at_unix_ms) {
+/// The batch a filled CSV file (`text`; `name` names it in errors) was
+/// exported from: the one batch holding every item the file lists, so that
+/// a file can be imported without saying whose it is. Throws llmgate::error
+/// (invalid_request) when no batch or more than one holds them all (an
+/// answer rated by several raters: the rater must then be named).
+inline const rater_batch& rating_csv_batch(const rating_catalog& catalog, std::span<const rater_batch> batches,
+                                           std::string_view text, std::string_view name) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  std::vector<detail::rating::csv_error> ignored;  // import_rating_csv reports them
+  const auto records = detail::rating::parse_csv(text, ignored);
+  std::vector<std::string_view> keys;
+  for (std::size_t r = 1; r < records.size(); ++r)
+    if (const rating_item* item = catalog.by_id(records[r].fields.front())) keys.push_back(item->request_key);
+  std::vector<const rater_batch*> holding;
+  for (const auto& batch : batches) {
+    const std::set<std::string_view> in_batch(batch.request_keys.begin(), batch.request_keys.end());
+    bool all = !keys.empty();
+    for (const auto key : keys) all = all && in_batch.contains(key);
+    if (all) holding.push_back(&batch);
+  }
+  if (holding.size() == 1) return *holding.front();
+  std::string message = "rating CSV " + std::string(name) + ": ";
+  if (holding.empty()) {
+    message += "its items are not all in one rater's batch";
+  } else {
+    message += "its items are in the batches of";
+    for (const auto* batch : holding) message += " " + batch->rater;
+    message += ": name the rater";
+  }
+  throw error(errc::invalid_request, message);
+}
+
+/// Reads the file at `path` and imports it (import_rating_csv) as the
+/// ratings of `rater`, or, when `rater` is empty, of the rater whose batch
+/// holds its items (rating_csv_batch). Throws llmgate::error: io_failure
+/// when it cannot be read; invalid_request when `rater` has no batch, and
+/// as those two do.
+inline std::size_t import_rating_csv_file(run_store& store, const rating_catalog& catalog,
+                                          std::span<const rater_batch> batches, const std::filesystem::path& path,
+                                          std::string_view rater, std::int64_t at_unix_ms) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw error(errc::io_failure, "rating CSV " + path.string() + " cannot be read");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw error(errc::io_failure, "rating CSV " + path.string() + " cannot be read");
-  return import_rating_csv(store, catalog, batch, text, path.string(), at_unix_ms);
+  if (rater.empty())
+    return import_rating_csv(store, catalog, rating_csv_batch(catalog, batches, text, path.string()), text, path.string(),
+                             at_unix_ms);
+  for (const auto& batch : batches)
+    if (batch.rater == rater) return import_rating_csv(store, catalog, batch, text, path.string(), at_unix_ms);
+  throw error(errc::invalid_request, "rating CSV " + path.string() + ": there is no rater '" + std::string(rater) + "'");
 }
 
 }  // namespace llmgate::inline v0

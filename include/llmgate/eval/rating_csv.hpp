@@ -10,7 +10,8 @@
 // Import is all or nothing: every error in the file is reported, each
 // naming its line, and nothing is stored unless the whole file is right.
 // Spreadsheets' habits are accepted: a UTF-8 byte order mark, LF line ends,
-// spaces around a score, blank lines.
+// spaces around a score, blank lines. The file need not say whose it is:
+// its items tell, unless an answer in it is rated by several raters.
 #pragma once
 
 #include <algorithm>    // std::stable_sort

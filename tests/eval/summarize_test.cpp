@@ -24,7 +24,7 @@ struct result_spec {
   std::int64_t started = 0;
   double latency = 0, ttft = 0;
   std::uint64_t in = 0, out = 0;
-  request_error error = request_error::none;
+  request_failure error = request_failure::none;
   int attempts = 1;
   double overhead = 0;
   request_kind kind = request_kind::evaluation;
@@ -46,7 +46,7 @@ request_result make(const result_spec& s) {
   r.error = s.error;
   r.attempts = s.attempts;
   r.overhead_us = s.overhead;
-  r.response = s.error == request_error::none ? "an answer" : "";
+  r.response = s.error == request_failure::none ? "an answer" : "";
   return r;
 }
 
@@ -73,9 +73,9 @@ std::vector<request_result> small_run() {
       make({.candidate = "a", .prompt = 0, .started = 2000, .latency = 200, .ttft = 50, .in = 10, .out = 11, .overhead = 10}),
       make({.candidate = "a", .prompt = 1, .started = 3000, .latency = 400, .ttft = 100, .in = 20, .out = 31, .overhead = 20}),
       make({.candidate = "a", .prompt = 0, .repetition = 1, .started = 4000, .latency = 120000,
-            .error = request_error::timeout, .attempts = 2, .overhead = 30}),
+            .error = request_failure::timeout, .attempts = 2, .overhead = 30}),
       make({.candidate = "a", .prompt = 1, .repetition = 1, .started = 5000, .latency = 3,
-            .error = request_error::rate_limited, .overhead = 40}),
+            .error = request_failure::rate_limited, .overhead = 40}),
       make({.candidate = "a", .prompt = 0, .started = 9000, .latency = 999, .ttft = 1, .in = 99, .out = 99,
             .kind = request_kind::schedule}),
       make({.candidate = "a", .prompt = 0, .started = 0, .latency = 999, .in = 99, .out = 99, .kind = request_kind::warmup}),

@@ -62,7 +62,7 @@ request_result answer(std::string candidate, std::int64_t prompt, std::int64_t r
 
 request_result failed(std::string candidate, std::int64_t prompt, std::int64_t repetition) {
   auto r = answer(std::move(candidate), prompt, repetition, "");
-  r.error = request_error::timeout;
+  r.error = request_failure::timeout;
   return r;
 }
 

@@ -273,10 +273,10 @@ BOOST_AUTO_TEST_CASE(score_answers_methods_per_embedder) {
   fake_embedder fake;
   fake.vectors = {{"x y", {1, 0}}, {"x z", {0, 1}}};
   const std::vector<request_result> results{answer("ref", 0, 0, "x y"), answer("a", 0, 0, "x z")};
-  auto plan = plan_of({"embedding", "embedding:two", "sem_bleu:two", "judge:scorer"});
+  auto plan = plan_of({"embedding", "embedding:two", "sem_bleu:two"});
   plan.embedders = {{.name = "one"}, {.name = "two"}};
   const auto scores = score_answers(plan, results, fake.function());
-  BOOST_REQUIRE(scores.size() == 3u);  // "embedding:two" listed twice, scored once; judges are judge.hpp's
+  BOOST_REQUIRE(scores.size() == 3u);  // "embedding:two" listed twice, scored once
   BOOST_TEST(scores[0].method == "embedding:one");
   BOOST_TEST(scores[1].method == "embedding:two");
   BOOST_TEST(scores[2].method == "sem_bleu:two");
@@ -288,6 +288,7 @@ BOOST_AUTO_TEST_CASE(score_answers_refuses_unknown_scorers_and_bad_embedders) {
   fake.vectors = {{"x y", {1, 0}}, {"x z", {0, 1, 2}}};
   const std::vector<request_result> results{answer("ref", 0, 0, "x y"), answer("a", 0, 0, "x z")};
   BOOST_CHECK_THROW(score_answers(plan_of({"rouge"}), results, fake.function()), llmgate::error);
+  BOOST_CHECK_THROW(score_answers(plan_of({"judge:scorer"}), results, fake.function()), llmgate::error);
   BOOST_CHECK_THROW(score_answers(plan_of({"embedding:nope"}), results, fake.function()), llmgate::error);
   // Vectors of two dimensions: refused, never compared.
   BOOST_CHECK_THROW(score_answers(plan_of({"embedding"}), results, fake.function()), llmgate::error);

@@ -99,7 +99,7 @@ inline std::vector<answer_method> answer_methods(const evaluation_plan& plan) {
       per_embedder(s, "embedding", method_kind::embedding);
     } else if (s == "sem_bleu" || s.starts_with("sem_bleu:")) {
       per_embedder(s, "sem_bleu", method_kind::sem_bleu);
-    } else if (!s.starts_with("judge:")) {
+    } else {
       throw error(errc::invalid_request,
                   "unknown scorer '" + scorer + "' (tfidf, bleu, embedding[:<embedder>], sem_bleu[:<embedder>])");
     }
@@ -110,8 +110,8 @@ inline std::vector<answer_method> answer_methods(const evaluation_plan& plan) {
 }  // namespace detail
 
 /// Scores every ok evaluation answer of every candidate except the
-/// reference by each method of plan.scorers (judge methods aside: those are
-/// judge.hpp's), one score_record per (answer, method) in results' order and
+/// reference by each method of plan.scorers (the judges are judge.hpp's),
+/// one score_record per (answer, method) in results' order and
 /// the plan's order of methods. Values are in [0, 1]: cosines below 0 count
 /// as 0. TF-IDF's IDF is fitted on every ok evaluation answer of the run,
 /// the reference's included. `embed` is asked once per embedder, for the

@@ -54,6 +54,7 @@
 #include <map>          // std::map
 #include <memory>       // std::shared_ptr
 #include <optional>     // std::optional
+#include <set>          // std::set
 #include <string>       // std::string, std::to_string, std::stoull
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
@@ -238,15 +239,21 @@ class evaluation_runner {
     const std::vector<planned_request> planned = plan_requests(*plan_);
     store_->plan(planned);
     std::map<request_kind, progress_counts> counts;
-    for (const auto& request : planned) ++counts[request.kind].total;
+    std::set<std::string_view> keys;  // the store may hold others' requests (judges')
+    for (const auto& request : planned) {
+      ++counts[request.kind].total;
+      keys.insert(request.key);
+    }
     for (const auto& result : store_->results()) {
+      if (!keys.contains(result.request.key)) continue;
       auto& c = counts[result.request.kind];
       ++c.done;
       c.errors += !result.ok();
       c.resent += result.attempts > 1;
     }
     std::map<request_kind, std::vector<planned_request>> left;
-    for (auto& request : store_->unfinished()) left[request.kind].push_back(std::move(request));
+    for (auto& request : store_->unfinished())
+      if (keys.contains(request.key)) left[request.kind].push_back(std::move(request));
 
     const auto executor = co_await net::this_coro::executor;
     in_flight flight(executor, plan_->concurrency);

@@ -6,8 +6,21 @@
 // Not included by llmgate.hpp: the run store needs SQLite (link SQLite::SQLite3).
 #pragma once
 
+#include "llmgate/eval/agreement.hpp"
+#include "llmgate/eval/answer_scores.hpp"
+#include "llmgate/eval/bleu.hpp"
+#include "llmgate/eval/evaluation_cost.hpp"
 #include "llmgate/eval/evaluation_file.hpp"
 #include "llmgate/eval/evaluation_plan.hpp"
 #include "llmgate/eval/evaluation_summary.hpp"
+#include "llmgate/eval/rating_assignment.hpp"
+#include "llmgate/eval/rating_csv.hpp"
+#include "llmgate/eval/rating_server.hpp"
+#include "llmgate/eval/request_outcome.hpp"
+#include "llmgate/eval/run_progress.hpp"
 #include "llmgate/eval/run_records.hpp"
 #include "llmgate/eval/run_store.hpp"
+#include "llmgate/eval/runner.hpp"
+#include "llmgate/eval/score_tokens.hpp"
+#include "llmgate/eval/summarize.hpp"
+#include "llmgate/eval/tfidf.hpp"

@@ -87,7 +87,7 @@ served_candidates serve_candidates(const llmgate::evaluation_plan& plan, llmgate
     }
     const llmgate::backend_config config{.name = candidate.name, .kind = "openai", .base_url = engine->base_url(), .retries = 0};
     served.backends.emplace(candidate.name, registry.make(config, {.executor = context.get_executor(), .client = client,
-                                                                   .model = candidate.model}));
+                                                                   .prices = {}, .model = candidate.model}));
     auto info = llmgate::served_model_from_gguf(candidate.name, candidate.gguf);
     info.rss_bytes = engine->resident_bytes();
     info.engine = "node-llama-cpp (scripts/llama_engine.mjs)";
@@ -106,7 +106,7 @@ std::vector<std::vector<float>> embed(const llmgate::evaluation_embedder& embedd
   std::vector<std::vector<float>> vectors;
   constexpr std::size_t batch = 64;
   for (std::size_t first = 0; first < texts.size(); first += batch) {
-    llmgate::embedding_request request{.model = embedder.model, .input = {}};
+    llmgate::embedding_request request{.model = embedder.model, .input = {}, .parameters = {}};
     for (std::size_t i = first; i < std::min(texts.size(), first + batch); ++i) request.input.push_back(texts[i]);
     auto response = run_to_end(context, backend.embed(request));
     for (auto& vector : response.embeddings) vectors.push_back(std::move(vector));

@@ -78,6 +78,7 @@ BOOST_AUTO_TEST_CASE(killed_twice_and_resumed_the_run_sends_no_recorded_request_
     return r;
   });
   server.start();
+  BOOST_TEST_REQUIRE(std::filesystem::exists(LLMGATE_EVALUATE_PROGRAM), "build the evaluate example first: " LLMGATE_EVALUATE_PROGRAM);
   std::ofstream(dir.path() / "eval.json") << evaluation_json(server.url("/v1"));
   const std::vector<std::string> command = {LLMGATE_EVALUATE_PROGRAM, "--config", (dir.path() / "eval.json").string(),
                                             "--out", (dir.path() / "out").string(), "--no-report"};

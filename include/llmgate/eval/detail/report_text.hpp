@@ -36,6 +36,14 @@ inline std::string fixed_text(double value, int decimals) {
   return out;
 }
 
+/// `value` with `digits` significant digits ("0.000412", "12.3", "1.23e+04").
+inline std::string significant_text(double value, int digits) {
+  if (!std::isfinite(value)) return "-";
+  char text[48];
+  const int length = std::snprintf(text, sizeof text, "%.*g", digits < 1 ? 1 : digits > 17 ? 17 : digits, value);
+  return {text, length > 0 ? std::min(static_cast<std::size_t>(length), sizeof text - 1) : 0};
+}
+
 /// Text safe in HTML element content and in quoted attribute values.
 inline std::string escape_html(std::string_view text) {
   std::string out;

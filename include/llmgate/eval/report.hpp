@@ -359,7 +359,7 @@ inline std::string render_report_html(const report_input& in) {
                                  latency),
                    "Evaluation and latency-schedule requests answered without error, by the UTC hour they were sent.");
     html += figure(svg::bar_chart({.name = "errors-by-hour", .title = "Errors by hour of day", .y_label = "failed requests",
-                                   .x_label = "UTC hour sent", .legend = names},
+                                   .x_label = "UTC hour sent", .legend = names, .whole_numbers = true},
                                   errors),
                    "Evaluation and latency-schedule requests that failed (429, 5xx, other 4xx, timeout, unreachable); "
                    "n/a: none sent that hour.");
@@ -370,7 +370,7 @@ inline std::string render_report_html(const report_input& in) {
                    "The share of requests sent in that hour that were answered.");
   }
   html += figure(svg::bar_chart({.name = "tokens-generated", .title = "Tokens generated", .y_label = "output tokens",
-                                 .x_label = "candidate"},
+                                 .x_label = "candidate", .whole_numbers = true},
                                 per_candidate_bars([](const candidate_summary& c) {
                                   return std::optional(static_cast<double>(c.tokens_out));
                                 })),

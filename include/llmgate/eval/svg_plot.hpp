@@ -54,7 +54,7 @@ inline box_summary summarize_box(std::vector<double> values) {
 /// What every plot has: its name (data-plot), title, axis labels, the
 /// series' names (a legend is drawn for two or more), and a fixed y range
 /// where the quantity has one (scores: 0 to 1); otherwise the range covers
-/// the data and 0.
+/// the data and 0. Counts ask for `whole_numbers`: no tick between 0 and 1.
 struct chart {
   std::string name;
   std::string title;
@@ -62,6 +62,7 @@ struct chart {
   std::string x_label = {};
   std::vector<std::string> legend = {};
   std::optional<double> y_min = {}, y_max = {};
+  bool whole_numbers = false;
 };
 
 /// One group of boxes: series[i] are the values of legend[i]; an empty one draws nothing.
@@ -96,12 +97,13 @@ struct axis {
   double lo = 0, hi = 1, step = 0.2;
   int decimals = 1;
 
-  static axis fit(double lo, double hi, bool fixed) {
+  static axis fit(double lo, double hi, bool fixed, bool whole_numbers) {
     if (!(hi > lo)) hi = lo + 1;
     const double rough = (hi - lo) / 5;
     const double power = std::pow(10.0, std::floor(std::log10(rough)));
     const double ratio = rough / power;
-    const double step = (ratio <= 1 ? 1 : ratio <= 2 ? 2 : ratio <= 5 ? 5 : 10) * power;
+    double step = (ratio <= 1 ? 1 : ratio <= 2 ? 2 : ratio <= 5 ? 5 : 10) * power;
+    if (whole_numbers) step = std::max(step, 1.0);
     axis a;
     a.step = step;
     a.lo = fixed ? lo : std::floor(lo / step) * step;
@@ -235,7 +237,8 @@ inline std::string box_plot(const chart& c, std::span<const box_group> groups) {
     }
   }
   const bool fixed = c.y_min && c.y_max;
-  const axis y = axis::fit(c.y_min.value_or(std::min(0.0, lo.value_or(0))), c.y_max.value_or(hi.value_or(1)), fixed);
+  const axis y = axis::fit(c.y_min.value_or(std::min(0.0, lo.value_or(0))), c.y_max.value_or(hi.value_or(1)), fixed,
+                           c.whole_numbers);
   const std::size_t per_group = widest(groups);
   frame f(c, groups.size(), per_group, y);
   std::vector<std::string> labels;
@@ -258,8 +261,11 @@ inline std::string box_plot(const chart& c, std::span<const box_group> groups) {
              " to " + number_text(b.q3) + ", range " + number_text(b.low) + " to " + number_text(b.high) + "</title>";
       out += "<line x1=\"" + px(x) + "\" y1=\"" + px(f.y(b.low)) + "\" x2=\"" + px(x) + "\" y2=\"" + px(f.y(b.high)) +
              "\" stroke=\"#333\"/>";
-      out += "<rect x=\"" + px(x - half) + "\" y=\"" + px(f.y(b.q3)) + "\" width=\"" + px(2 * half) + "\" height=\"" +
-             px(std::max(1.0, f.y(b.q1) - f.y(b.q3))) + "\" fill=\"" +
+      // A box too thin to show its colour (one value, or all alike) is drawn 4 px high.
+      const double box_height = std::max(4.0, f.y(b.q1) - f.y(b.q3));
+      const double box_top = (f.y(b.q1) + f.y(b.q3) - box_height) / 2;
+      out += "<rect x=\"" + px(x - half) + "\" y=\"" + px(box_top) + "\" width=\"" + px(2 * half) + "\" height=\"" +
+             px(box_height) + "\" fill=\"" +
              std::string(series_colour(per_group, g, s)) + "\" fill-opacity=\"0.75\" stroke=\"#333\"/>";
       out += "<line x1=\"" + px(x - half) + "\" y1=\"" + px(f.y(b.median)) + "\" x2=\"" + px(x + half) + "\" y2=\"" +
              px(f.y(b.median)) + "\" stroke=\"#000\" stroke-width=\"2\"/>";
@@ -277,7 +283,8 @@ inline std::string bar_chart(const chart& c, std::span<const bar_group> groups) 
     for (const auto& value : g.series)
       if (value && std::isfinite(*value)) lo = std::min(lo.value_or(*value), *value), hi = std::max(hi.value_or(*value), *value);
   const bool fixed = c.y_min && c.y_max;
-  const axis y = axis::fit(c.y_min.value_or(std::min(0.0, lo.value_or(0))), c.y_max.value_or(std::max(0.0, hi.value_or(1))), fixed);
+  const axis y = axis::fit(c.y_min.value_or(std::min(0.0, lo.value_or(0))), c.y_max.value_or(std::max(0.0, hi.value_or(1))),
+                           fixed, c.whole_numbers);
   const std::size_t per_group = widest(groups);
   frame f(c, groups.size(), per_group, y);
   std::vector<std::string> labels;

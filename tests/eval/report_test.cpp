@@ -13,12 +13,12 @@
 #include <boost/json/parse.hpp>      // boost::json::parse
 #include <boost/test/unit_test.hpp>  // BOOST_AUTO_TEST_SUITE, BOOST_TEST
 
-#include "file_bytes.hpp"                  // read_bytes
-#include "llmgate/eval/report.hpp"         // render_report_html, write_report_files, report_input
-#include "llmgate/eval/results_files.hpp"  // results_csv, scores_csv, summary_csv, evaluation_json_line
-#include "llmgate/eval/svg_plot.hpp"       // svg::summarize_box, svg::box_plot, svg::bar_chart
-#include "skip_test.hpp"                   // skip_test
-#include "temporary_directory.hpp"         // temporary_directory
+#include "../file_bytes.hpp"                // read_bytes
+#include "../skip_test.hpp"                 // skip_test
+#include "../temporary_directory.hpp"       // temporary_directory
+#include "llmgate/eval/report.hpp"          // render_report_html, write_report_files, report_input
+#include "llmgate/eval/results_files.hpp"   // results_csv, scores_csv, ratings_csv, summary_csv, agreement_csv, evaluation_json_line(s)
+#include "llmgate/eval/svg_plot.hpp"        // svg::summarize_box, svg::box_plot, svg::bar_chart
 
 namespace {
 
@@ -413,7 +413,8 @@ BOOST_AUTO_TEST_CASE(writes_the_page_and_its_files_and_chromium_renders_every_pl
 
   const fs::path chromium = "/usr/bin/chromium";
   if (!fs::exists(chromium)) return test::skip_test("no " + chromium.string() + " to render the report");
-  const std::string dom = output_of(chromium.string() +
+  // (timeout: a Chromium that hangs fails the test instead of stopping the suite.)
+  const std::string dom = output_of("timeout 120 " + chromium.string() +
                                     " --headless --no-sandbox --disable-gpu --disable-background-networking "
                                     "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
                                     (directory / "chromium").string() + " --dump-dom file://" + report.string() +

@@ -5,16 +5,18 @@
 // with an error naming the offset, never half-read.
 #include <cstdint>      // std::uint32_t, std::uint64_t
 #include <filesystem>   // std::filesystem::path, exists
+#include <random>       // std::mt19937
 #include <sstream>      // std::istringstream
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <vector>       // std::vector
 
 #include <boost/test/unit_test.hpp>  // BOOST_AUTO_TEST_SUITE, BOOST_TEST
 
 #include "../file_bytes.hpp"           // read_bytes, write_bytes
 #include "../skip_test.hpp"            // skip_test
 #include "../temporary_directory.hpp"  // temporary_directory
-#include "llmgate/eval/gguf_info.hpp"  // read_gguf_info, gguf_info, gguf_file_type_name
+#include "llmgate/eval/gguf_info.hpp"  // read_gguf_info, gguf_info, gguf_file_type_name, served_model_from_gguf
 
 namespace {
 
@@ -138,6 +140,14 @@ BOOST_AUTO_TEST_CASE(reads_the_stories260K_header) {
   BOOST_TEST(info.metadata.at("tokenizer.ggml.tokens") == "array of 512 string");
   BOOST_TEST(info.metadata.at("tokenizer.ggml.scores") == "array of 512 float32");
   BOOST_TEST(info.metadata.at("tokenizer.ggml.seperator_token_id") == "4294967295");
+
+  const llmgate::served_model_info served = llmgate::served_model_from_gguf("stories", stories);
+  BOOST_TEST(served.candidate == "stories");
+  BOOST_TEST(served.path == stories.string());
+  BOOST_TEST(served.file_bytes == 1185376u);
+  BOOST_TEST(served.quantization == "F32");
+  BOOST_TEST(served.parameters == 292800u);
+  BOOST_TEST(served.rss_bytes == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(refuses_every_truncation_of_the_stories260K_file) {
@@ -216,6 +226,25 @@ BOOST_AUTO_TEST_CASE(reads_every_metadata_type) {
   BOOST_TEST(m.at("t.long") == std::string(256, 'x') + "... (300 bytes)");
   BOOST_TEST(m.at("t.strings") == "array of 2 string");
   BOOST_TEST(m.at("t.nested") == "array of 2 array");
+}
+
+BOOST_AUTO_TEST_CASE(random_damage_is_read_or_refused_never_more) {
+  // Deterministic: the same 20,000 damaged copies every run.
+  const std::string good = every_type_file();
+  std::mt19937 rng(22);
+  std::size_t refused = 0;
+  for (int copy = 0; copy < 20000; ++copy) {
+    std::string bytes = good;
+    const int changes = 1 + static_cast<int>(rng() % 4);
+    for (int c = 0; c < changes; ++c) bytes[rng() % bytes.size()] = static_cast<char>(rng() & 0xff);
+    if (rng() % 8 == 0) bytes.resize(rng() % bytes.size());
+    try {
+      read_bytes_as_gguf(bytes);
+    } catch (const llmgate::error&) {
+      ++refused;
+    }
+  }
+  BOOST_TEST(refused > 0u);
 }
 
 BOOST_AUTO_TEST_CASE(names_every_file_type_as_llama_cpp_does) {

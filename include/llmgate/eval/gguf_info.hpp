@@ -34,7 +34,8 @@
 #include <utility>      // std::move
 #include <vector>       // std::vector
 
-#include "llmgate/error.hpp"  // llmgate::error, errc
+#include "llmgate/error.hpp"             // llmgate::error, errc
+#include "llmgate/eval/run_records.hpp"  // served_model_info
 
 namespace llmgate::inline v0 {
 
@@ -420,6 +421,15 @@ inline gguf_info read_gguf_info(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw error(errc::io_failure, "GGUF file " + path.string() + ": cannot be opened");
   return read_gguf_info(in, size, path.string());
+}
+
+/// What the kit records of a model it serves from the GGUF file at `path`:
+/// its size, quantisation and parameters (the engine and its memory in use
+/// are the caller's to fill). Throws as read_gguf_info does.
+inline served_model_info served_model_from_gguf(std::string candidate, const std::filesystem::path& path) {
+  const gguf_info info = read_gguf_info(path);
+  return {.candidate = std::move(candidate), .path = path.string(), .file_bytes = info.file_bytes,
+          .quantization = info.file_type, .parameters = info.parameters, .rss_bytes = 0, .engine = {}};
 }
 
 }  // namespace llmgate::inline v0

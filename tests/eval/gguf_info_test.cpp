@@ -176,12 +176,16 @@ BOOST_AUTO_TEST_CASE(refuses_every_truncation_of_the_stories260K_file) {
 BOOST_AUTO_TEST_CASE(an_altered_byte_anywhere_in_the_header_is_read_or_refused_never_more) {
   if (!fs::exists(stories)) return llmgate::test::skip_test("no model at " + stories.string());
   const std::string bytes = llmgate::test::read_bytes(stories);
+  // The reader never reads past the header (14,176 bytes), so each altered
+  // copy is of the header alone, read as the start of a file of full size.
+  const std::string header = bytes.substr(0, 14176);
   std::size_t read = 0, refused = 0;
-  for (std::size_t at = 0; at < 14176; ++at) {
-    std::string altered = bytes;
+  for (std::size_t at = 0; at < header.size(); ++at) {
+    std::string altered = header;
     altered[at] = static_cast<char>(altered[at] ^ 0xff);
     try {
-      read_bytes_as_gguf(altered);
+      std::istringstream in(altered);
+      llmgate::read_gguf_info(in, bytes.size(), "altered.gguf");
       ++read;
     } catch (const llmgate::error&) {
       ++refused;

@@ -144,10 +144,10 @@ inline std::size_t scalar_bytes(std::uint32_t type) noexcept {
   }
 }
 
-constexpr std::size_t kept_string_bytes = 256;
-constexpr std::uint64_t max_key_bytes = 65535;  // GGUF's limit on a key
-constexpr std::uint32_t max_dims = 4;           // GGML_MAX_DIMS
-constexpr int max_array_depth = 4;              // arrays of arrays...: llama.cpp writes none
+inline constexpr std::size_t kept_string_bytes = 256;
+inline constexpr std::uint64_t max_key_bytes = 65535;  // GGUF's limit on a key
+inline constexpr std::uint32_t max_dims = 4;           // GGML_MAX_DIMS
+inline constexpr int max_array_depth = 4;              // arrays of arrays...: llama.cpp writes none
 
 template <class Number>
 std::string shortest(Number value) {

@@ -139,7 +139,7 @@ inline std::string method_title(std::string_view method) {
   return std::string(method);
 }
 
-constexpr std::string_view style = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
+inline constexpr std::string_view style = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ccc;padding-bottom:.2em}
 .meta{color:#555;margin-top:0}
 table{border-collapse:collapse;font-size:.9em;margin:.5em 0;display:block;overflow-x:auto}

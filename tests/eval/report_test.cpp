@@ -79,7 +79,7 @@ std::vector<request_result> test_results() {
   for (const auto& [name, ms] : latencies)
     for (int i = 0; i < 4; ++i)
       results.push_back(result(name, i / 2, i % 2, nine_utc + (i < 2 ? 0 : hour_ms) + i * 1000, ms[i]));
-  results[7].error = request_error::timeout;  // small <q4>, prompt 1, repetition 1, at 10:00
+  results[7].error = request_failure::timeout;  // small <q4>, prompt 1, repetition 1, at 10:00
   results[7].error_message = "no answer in 120000 ms";
   results[7].response.clear();
   results[7].tokens_out = 0;
@@ -392,6 +392,22 @@ BOOST_AUTO_TEST_CASE(one_json_line_per_candidate_as_issue_22_asks) {
              R"({"bench":"evaluation","model":"demo & co","requests":4,"errors":0,"latency_p50_ms":2.5,"ttft_p50_ms":0,)"
              R"("tokens_per_s":0,"cost_per_1k_tokens":0,"tfidf":0.125,"bleu":0.0625,"embedding":null,"sem_bleu":null,)"
              R"("judge_parsed_fraction":null,"human":null,"ratings":0,"resent":0,"overhead_us_p50":0})");
+  // Judges sharing a kind record under "judge:<kind>:<candidate>" (judge.hpp's
+  // names); a scorer naming one embedder runs that embedder's method only.
+  evaluation_plan two_judges = run.plan;
+  two_judges.judges.push_back({.kind = judge_kind::scorer, .candidate = "demo & co"});
+  two_judges.scorers = {"tfidf", "embedding:minilm"};
+  candidate_summary judged = run.summary.candidates[2];
+  judged.scores["judge:scorer:demo & co"] = 0.25;
+  BOOST_TEST(evaluation_json_line(two_judges, judged).find(
+                 R"("tfidf":0.125,"bleu":null,"embedding":null,"sem_bleu":null,"judge_parsed_fraction":0,)"
+                 R"("embedding:minilm":0.75,"judge:scorer:big":null,"judge:scorer:demo & co":0.25,"human":0.2,)") !=
+             std::string::npos);
+  BOOST_TEST(evaluation_methods(two_judges, run.summary) ==
+             (std::vector<std::string>{"tfidf", "embedding:minilm", "judge:scorer:big", "judge:scorer:demo & co", "bleu",
+                                       "judge:scorer"}),
+             boost::test_tools::per_element());
+
   // Every line parses as JSON.
   const std::string lines = evaluation_json_lines(run.plan, run.summary);
   BOOST_TEST(count(lines, "\n") == 3u);

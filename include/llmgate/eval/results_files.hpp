@@ -9,7 +9,8 @@
 //    "ttft_p50_ms":..,"tokens_per_s":..,"cost_per_1k_tokens":..,"tfidf":..,"bleu":..,
 //    "embedding":..,"sem_bleu":..,"judge_parsed_fraction":..,
 //    then "embedding:<name>", "sem_bleu:<name>" for the plan's other embedders,
-//    "judge:<kind>" per judge, "human", "ratings", "resent", "overhead_us_p50"}
+//    each judge's method ("judge:<kind>", as judge.hpp names it), "human",
+//    "ratings", "resent", "overhead_us_p50"}
 //
 // "embedding" and "sem_bleu" are the plan's first embedder's. A method the
 // plan does not run, or that scored none of the candidate's answers (the
@@ -18,6 +19,7 @@
 // form that reads back to the same double ("0.5", not "5E-1").
 #pragma once
 
+#include <algorithm>    // std::find
 #include <cstdint>      // std::uint64_t
 #include <filesystem>   // std::filesystem::path, rename
 #include <fstream>      // std::ofstream
@@ -29,6 +31,7 @@
 #include <string>       // std::string, std::to_string
 #include <string_view>  // std::string_view
 #include <system_error> // std::error_code
+#include <utility>      // std::move
 #include <vector>       // std::vector
 
 #include <boost/json/object.hpp>     // boost::json::object
@@ -47,15 +50,30 @@ namespace results_detail {
 
 using report_detail::number_text;
 
-/// The scoring method of a judge kind: "judge:scorer", "judge:comparer"...
-inline std::string judge_method(judge_kind kind) {
-  switch (kind) {
-    case judge_kind::scorer: return "judge:scorer";
-    case judge_kind::comparer: return "judge:comparer";
-    case judge_kind::comparer_reasoning: return "judge:comparer_reasoning";
-    case judge_kind::choice: return "judge:choice";
+/// The method each of the plan's judges records its verdicts under, as
+/// judge.hpp names it: "judge:<kind>", or "judge:<kind>:<candidate>" where
+/// two judges share a kind.
+inline std::vector<std::string> judge_methods(const evaluation_plan& plan) {
+  const auto kind_name = [](judge_kind kind) -> std::string_view {
+    switch (kind) {
+      case judge_kind::scorer: return "scorer";
+      case judge_kind::comparer: return "comparer";
+      case judge_kind::comparer_reasoning: return "comparer_reasoning";
+      case judge_kind::choice: return "choice";
+    }
+    return "scorer";
+  };
+  std::vector<std::string> methods;
+  for (std::size_t j = 0; j < plan.judges.size(); ++j) {
+    std::string method = "judge:" + std::string(kind_name(plan.judges[j].kind));
+    for (std::size_t other = 0; other < plan.judges.size(); ++other)
+      if (other != j && plan.judges[other].kind == plan.judges[j].kind) {
+        method += ":" + plan.judges[j].candidate;
+        break;
+      }
+    methods.push_back(std::move(method));
   }
-  return "judge:scorer";
+  return methods;
 }
 
 /// One field as RFC 4180 writes it.
@@ -128,14 +146,15 @@ inline std::string json_text(const boost::json::value& value) {
 
 }  // namespace results_detail
 
-/// Every scoring method of a run, in the plan's order (its scorers, each
-/// embedding method per embedder, then its judges), then any other the
-/// summary holds, by name.
-inline std::vector<std::string> evaluation_methods(const evaluation_plan& plan, const evaluation_summary& summary) {
+namespace results_detail {
+
+/// The methods the plan runs, in its order: its scorers ("embedding" and
+/// "sem_bleu" standing for every embedder's, as answer_scores.hpp reads
+/// them), then its judges.
+inline std::vector<std::string> plan_methods(const evaluation_plan& plan) {
   std::vector<std::string> methods;
-  std::set<std::string> seen;
-  auto add = [&](std::string method) {
-    if (seen.insert(method).second) methods.push_back(std::move(method));
+  const auto add = [&](std::string method) {
+    if (std::find(methods.begin(), methods.end(), method) == methods.end()) methods.push_back(std::move(method));
   };
   for (const auto& scorer : plan.scorers) {
     if (scorer == "embedding" || scorer == "sem_bleu") {
@@ -144,12 +163,21 @@ inline std::vector<std::string> evaluation_methods(const evaluation_plan& plan, 
       add(scorer);
     }
   }
-  for (const auto& judge : plan.judges) add(results_detail::judge_method(judge.kind));
+  for (auto& method : judge_methods(plan)) add(std::move(method));
+  return methods;
+}
+
+}  // namespace results_detail
+
+/// Every scoring method of a run: the plan's (results_detail::plan_methods),
+/// then any other the summary holds, by name.
+inline std::vector<std::string> evaluation_methods(const evaluation_plan& plan, const evaluation_summary& summary) {
+  std::vector<std::string> methods = results_detail::plan_methods(plan);
   std::set<std::string> others;
   for (const auto& candidate : summary.candidates)
     for (const auto& [method, mean] : candidate.scores)
-      if (!seen.contains(method)) others.insert(method);
-  for (const auto& method : others) add(method);
+      if (std::find(methods.begin(), methods.end(), method) == methods.end()) others.insert(method);
+  methods.insert(methods.end(), others.begin(), others.end());
   return methods;
 }
 
@@ -279,19 +307,17 @@ inline std::string agreement_csv(const evaluation_summary& summary) {
 
 /// The candidate's JSON line as an object, members in the order above.
 inline boost::json::object evaluation_json(const evaluation_plan& plan, const candidate_summary& c) {
-  const auto runs = [&](std::string_view scorer) {
-    for (const auto& s : plan.scorers)
-      if (s == scorer) return true;
-    return false;
-  };
+  const auto methods = results_detail::plan_methods(plan);
+  const auto runs = [&](const std::string& method) { return std::find(methods.begin(), methods.end(), method) != methods.end(); };
+  // A method the plan runs: its mean, or null where it scored none of the candidate's answers.
   const auto score = [&](const std::string& method) -> boost::json::value {
     const auto found = c.scores.find(method);
-    if (found == c.scores.end()) return nullptr;
+    if (!runs(method) || found == c.scores.end()) return nullptr;
     return found->second;
   };
-  const auto embedding_method = [&](std::string_view scorer, std::size_t embedder) -> boost::json::value {
-    if (!runs(scorer) || embedder >= plan.embedders.size()) return nullptr;
-    return score(std::string(scorer) + ":" + plan.embedders[embedder].name);
+  const auto embedding_method = [&](std::string_view prefix, std::size_t embedder) -> boost::json::value {
+    if (embedder >= plan.embedders.size()) return nullptr;
+    return score(std::string(prefix) + ":" + plan.embedders[embedder].name);
   };
   boost::json::object line;
   line["bench"] = "evaluation";
@@ -302,19 +328,18 @@ inline boost::json::object evaluation_json(const evaluation_plan& plan, const ca
   line["ttft_p50_ms"] = c.ttft_p50_ms;
   line["tokens_per_s"] = c.tokens_per_s;
   line["cost_per_1k_tokens"] = c.cost_per_1k_tokens;
-  line["tfidf"] = runs("tfidf") ? score("tfidf") : nullptr;
-  line["bleu"] = runs("bleu") ? score("bleu") : nullptr;
+  line["tfidf"] = score("tfidf");
+  line["bleu"] = score("bleu");
   line["embedding"] = embedding_method("embedding", 0);
   line["sem_bleu"] = embedding_method("sem_bleu", 0);
   line["judge_parsed_fraction"] = plan.judges.empty() ? boost::json::value(nullptr) : boost::json::value(c.judge_parsed_fraction);
   for (std::size_t e = 1; e < plan.embedders.size(); ++e) {
-    for (const std::string_view scorer : {"embedding", "sem_bleu"})
-      if (runs(scorer)) line[std::string(scorer) + ":" + plan.embedders[e].name] = embedding_method(scorer, e);
+    for (const std::string_view prefix : {"embedding", "sem_bleu"}) {
+      const std::string method = std::string(prefix) + ":" + plan.embedders[e].name;
+      if (runs(method)) line[method] = score(method);
+    }
   }
-  for (const auto& judge : plan.judges) {
-    const std::string method = results_detail::judge_method(judge.kind);
-    line[method] = score(method);
-  }
+  for (const auto& method : results_detail::judge_methods(plan)) line[method] = score(method);
   line["human"] = c.ratings ? boost::json::value(c.human_mean) : boost::json::value(nullptr);
   line["ratings"] = c.ratings;
   line["resent"] = c.resent;

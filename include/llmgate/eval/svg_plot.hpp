@@ -145,7 +145,8 @@ class frame {
                       "\" height=\"" + px(height) + "\" viewBox=\"0 0 " + px(width_) + " " + px(height) +
                       "\" role=\"img\" aria-label=\"" + escape_html(chart_.title) + "\">\n";
     out += "<title>" + escape_html(chart_.title) + "</title>\n";
-    out += "<text class=\"title\" x=\"" + px(width_ / 2) + "\" y=\"20\" text-anchor=\"middle\">" +
+    // Title and x label at the left, where a plot wider than the page is seen without scrolling.
+    out += "<text class=\"title\" x=\"" + px(left) + "\" y=\"20\">" +
            escape_html(chart_.title) + "</text>\n";
     if (legend_rows_) {
       double x = left;
@@ -189,8 +190,8 @@ class frame {
              escape_html(group_labels[g]) + "</text>\n";
     }
     if (!chart_.x_label.empty())
-      out += "<text class=\"axis-label\" x=\"" + px((left + width_ - right) / 2) + "\" y=\"" + px(height - 6) +
-             "\" text-anchor=\"middle\">" + escape_html(chart_.x_label) + "</text>\n";
+      out += "<text class=\"axis-label\" x=\"" + px(left) + "\" y=\"" + px(height - 6) + "\">" +
+             escape_html(chart_.x_label) + "</text>\n";
     return out + "</g>\n";
   }
 

@@ -166,8 +166,10 @@ BOOST_AUTO_TEST_CASE(refuses_every_truncation_of_the_stories260K_file) {
 
   std::string message;
   refusal(bytes.substr(0, 1000), &message);
-  BOOST_TEST(message == "GGUF file test.gguf: ends at byte 1000, before the tokenizer.ggml.tokens's 512 elements at offset 61 (4096 bytes): "
-                        "file is truncated");
+  BOOST_TEST(message ==
+             "GGUF file test.gguf: ends at byte 1000, before the tokenizer.ggml.tokens's 512 elements at offset 61 "
+             "(4096 bytes): "
+             "file is truncated");
   refusal(bytes.substr(0, 1185375), &message);
   BOOST_TEST(message == "GGUF file test.gguf: ends at byte 1185375, before the data of tensor 47 at offset 1185120 (256 "
                         "bytes): file is truncated");
@@ -328,14 +330,17 @@ BOOST_AUTO_TEST_CASE(refuses_inconsistent_headers_naming_the_offset) {
                      return w.bytes;
                    }(),
                    errc::corrupt_file, ""});
-  files.push_back({"5 dimensions", gguf_writer().header(1, 0).tensor("t", {1, 1, 1, 1, 1}, 0, 0).pad_to(32).zeros(4).bytes,
+  files.push_back({"5 dimensions",
+                   gguf_writer().header(1, 0).tensor("t", {1, 1, 1, 1, 1}, 0, 0).pad_to(32).zeros(4).bytes,
                    errc::corrupt_file,
                    "GGUF file test.gguf: tensor 0 has 5 dimensions (1 to 4) at offset 33: file content is inconsistent "
                    "(corrupt file)"});
-  files.push_back({"0 dimensions", gguf_writer().header(1, 0).str("t").u32(0).u32(0).u64(0).bytes, errc::corrupt_file, ""});
+  files.push_back(
+      {"0 dimensions", gguf_writer().header(1, 0).str("t").u32(0).u32(0).u64(0).bytes, errc::corrupt_file, ""});
   files.push_back({"elements overflow", gguf_writer().header(1, 0).tensor("t", {1ull << 32, 1ull << 32}, 0, 0).bytes,
                    errc::corrupt_file, ""});
-  files.push_back({"a tensor name twice", gguf_writer().header(2, 0).tensor("t", {1}, 0, 0).tensor("t", {1}, 0, 32).pad_to(32).zeros(36).bytes,
+  files.push_back({"a tensor name twice",
+                   gguf_writer().header(2, 0).tensor("t", {1}, 0, 0).tensor("t", {1}, 0, 32).pad_to(32).zeros(36).bytes,
                    errc::corrupt_file, ""});
   files.push_back({"unaligned data", gguf_writer().header(1, 0).tensor("t", {1}, 0, 4).pad_to(32).zeros(8).bytes,
                    errc::corrupt_file, ""});
@@ -345,7 +350,8 @@ BOOST_AUTO_TEST_CASE(refuses_inconsistent_headers_naming_the_offset) {
                    errc::truncated_file,
                    "GGUF file test.gguf: ends at byte 95, before the data of tensor 0 at offset 64 (32 bytes): file "
                    "is truncated"});
-  files.push_back({"data offset past the end", gguf_writer().header(1, 0).tensor("t", {1}, 0, 1ull << 62).pad_to(32).zeros(4).bytes,
+  files.push_back({"data offset past the end",
+                   gguf_writer().header(1, 0).tensor("t", {1}, 0, 1ull << 62).pad_to(32).zeros(4).bytes,
                    errc::truncated_file, ""});
   for (const auto& file : files) {
     BOOST_TEST_CONTEXT(file.name) {

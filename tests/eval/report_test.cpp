@@ -17,7 +17,7 @@
 #include "../skip_test.hpp"                 // skip_test
 #include "../temporary_directory.hpp"       // temporary_directory
 #include "llmgate/eval/report.hpp"          // render_report_html, write_report_files, report_input
-#include "llmgate/eval/results_files.hpp"   // results_csv, scores_csv, ratings_csv, summary_csv, agreement_csv, evaluation_json_line(s)
+#include "llmgate/eval/results_files.hpp"   // results_csv, scores_csv, summary_csv, evaluation_json_line...
 #include "llmgate/eval/svg_plot.hpp"        // svg::summarize_box, svg::box_plot, svg::bar_chart
 
 namespace {
@@ -195,11 +195,13 @@ BOOST_AUTO_TEST_CASE(box_numbers_are_type_7_quantiles) {
 
 BOOST_AUTO_TEST_CASE(plots_carry_their_numbers_and_escape_their_text) {
   const std::vector<svg::box_group> boxes = {{"a<b", {{1, 2, 3}, {}}}};
-  const std::string box = svg::box_plot({.name = "p&q", .title = "T\"itle", .y_label = "ms", .legend = {"x", "y'z"}}, boxes);
+  const std::string box =
+      svg::box_plot({.name = "p&q", .title = "T\"itle", .y_label = "ms", .legend = {"x", "y'z"}}, boxes);
   BOOST_TEST(box.starts_with("<svg class=\"plot\" data-plot=\"p&amp;q\""));
   BOOST_TEST(count(box, "<g class=\"box\"") == 1u);
-  BOOST_TEST(box.find("<g class=\"box\" data-group=\"a&lt;b\" data-series=\"x\" data-n=\"3\" data-min=\"1\" data-q1=\"1.5\" "
-                      "data-median=\"2\" data-q3=\"2.5\" data-max=\"3\">") != std::string::npos);
+  BOOST_TEST(
+      box.find("<g class=\"box\" data-group=\"a&lt;b\" data-series=\"x\" data-n=\"3\" data-min=\"1\" data-q1=\"1.5\" "
+               "data-median=\"2\" data-q3=\"2.5\" data-max=\"3\">") != std::string::npos);
   BOOST_TEST(box.find(">y&#39;z</text>") != std::string::npos);
   BOOST_TEST(box.find("T&quot;itle") != std::string::npos);
   BOOST_TEST(box.find("a<b") == std::string::npos);
@@ -242,9 +244,10 @@ BOOST_AUTO_TEST_CASE(the_page_shows_every_candidate_and_every_plot) {
                        "<td>max_tokens 64</td><td>-</td>") != std::string::npos);
 
   // The figures: one row per candidate, one column per method.
-  BOOST_TEST(html.find("<th scope=\"col\">TF-IDF cosine</th><th scope=\"col\">BLEU</th><th scope=\"col\">embedding:hashing"
-                       "</th><th scope=\"col\">embedding:minilm</th><th scope=\"col\">sem_bleu:hashing</th>"
-                       "<th scope=\"col\">sem_bleu:minilm</th><th scope=\"col\">judge:scorer</th>") != std::string::npos);
+  BOOST_TEST(
+      html.find("<th scope=\"col\">TF-IDF cosine</th><th scope=\"col\">BLEU</th><th scope=\"col\">embedding:hashing"
+                "</th><th scope=\"col\">embedding:minilm</th><th scope=\"col\">sem_bleu:hashing</th>"
+                "<th scope=\"col\">sem_bleu:minilm</th><th scope=\"col\">judge:scorer</th>") != std::string::npos);
   BOOST_TEST(html.find("<tr data-candidate=\"small &lt;q4&gt;\"><td>small &lt;q4&gt;</td><td class=\"num\">4</td>"
                        "<td class=\"num\">1 (timeout 1)</td><td class=\"num\">1</td><td class=\"num\">20.0</td>") !=
              std::string::npos);
@@ -265,9 +268,12 @@ BOOST_AUTO_TEST_CASE(each_plot_draws_the_run_s_numbers) {
   };
 
   const std::string scores = plot("score-distribution");
-  BOOST_TEST(scores.find("<g class=\"box\" data-group=\"tfidf\" data-series=\"small &lt;q4&gt;\" data-n=\"3\" data-min=\"0.25\" "
-                         "data-q1=\"0.375\" data-median=\"0.5\" data-q3=\"0.75\" data-max=\"1\">") != std::string::npos);
-  BOOST_TEST(scores.find("data-group=\"bleu\" data-series=\"demo &amp; co\" data-n=\"1\" data-min=\"0.0625\"") != std::string::npos);
+  BOOST_TEST(
+      scores.find(
+          "<g class=\"box\" data-group=\"tfidf\" data-series=\"small &lt;q4&gt;\" data-n=\"3\" data-min=\"0.25\" "
+          "data-q1=\"0.375\" data-median=\"0.5\" data-q3=\"0.75\" data-max=\"1\">") != std::string::npos);
+  BOOST_TEST(scores.find("data-group=\"bleu\" data-series=\"demo &amp; co\" data-n=\"1\" data-min=\"0.0625\"") !=
+             std::string::npos);
   // The unparsed verdict is not drawn; the parsed one is.
   BOOST_TEST(scores.find("data-group=\"judge:scorer\" data-series=\"small &lt;q4&gt;\" data-n=\"1\" data-min=\"0.7\"") !=
              std::string::npos);
@@ -279,8 +285,9 @@ BOOST_AUTO_TEST_CASE(each_plot_draws_the_run_s_numbers) {
   BOOST_TEST(latency.find("<g class=\"box\" data-group=\"big\" data-series=\"big\" data-n=\"4\" data-min=\"100\" "
                           "data-q1=\"175\" data-median=\"250\" data-q3=\"325\" data-max=\"400\">") != std::string::npos);
   // The timeout is left out; the schedule's answers are not evaluation answers.
-  BOOST_TEST(latency.find("data-series=\"small &lt;q4&gt;\" data-n=\"3\" data-min=\"10\" data-q1=\"15\" data-median=\"20\" "
-                          "data-q3=\"25\" data-max=\"30\"") != std::string::npos);
+  BOOST_TEST(
+      latency.find("data-series=\"small &lt;q4&gt;\" data-n=\"3\" data-min=\"10\" data-q1=\"15\" data-median=\"20\" "
+                   "data-q3=\"25\" data-max=\"30\"") != std::string::npos);
 
   // (latency - latency / 4) / 10 tokens.
   BOOST_TEST(plot("per-token-latency").find("data-series=\"big\" data-n=\"4\" data-min=\"7.5\" data-q1=\"13.125\" "
@@ -299,13 +306,16 @@ BOOST_AUTO_TEST_CASE(each_plot_draws_the_run_s_numbers) {
   BOOST_TEST(errors.find("<text class=\"bar-missing\" data-group=\"23:00\" data-series=\"demo &amp; co\"") !=
              std::string::npos);
   const std::string availability = plot("availability-by-hour");
-  BOOST_TEST(availability.find("data-group=\"10:00\" data-series=\"small &lt;q4&gt;\" data-value=\"0.5\"") != std::string::npos);
+  BOOST_TEST(availability.find("data-group=\"10:00\" data-series=\"small &lt;q4&gt;\" data-value=\"0.5\"") !=
+             std::string::npos);
   BOOST_TEST(availability.find("data-group=\"23:00\" data-series=\"big\" data-value=\"1\"") != std::string::npos);
 
-  BOOST_TEST(plot("tokens-generated").find("data-group=\"small &lt;q4&gt;\" data-series=\"small &lt;q4&gt;\" data-value=\"33\"") !=
+  BOOST_TEST(plot("tokens-generated")
+                 .find("data-group=\"small &lt;q4&gt;\" data-series=\"small &lt;q4&gt;\" data-value=\"33\"") !=
              std::string::npos);
-  BOOST_TEST(plot("cost-per-1k-tokens").find("data-group=\"big\" data-series=\"big\" data-value=\"0.017096774193548388\"") !=
-             std::string::npos);
+  BOOST_TEST(
+      plot("cost-per-1k-tokens").find("data-group=\"big\" data-series=\"big\" data-value=\"0.017096774193548388\"") !=
+      std::string::npos);
   const std::string reduction = plot("cost-reduction");
   BOOST_TEST(reduction.find("data-group=\"small &lt;q4&gt;\" data-series=\"small &lt;q4&gt;\" data-value=\"111.29\"") !=
              std::string::npos);
@@ -333,11 +343,12 @@ BOOST_AUTO_TEST_CASE(results_csv_quotes_as_rfc_4180_says) {
   results[0].response = "He said \"hi\",\nthen left";
   results[0].http_status = 200;
   results[0].overhead_us = 3.25;
-  BOOST_TEST(results_csv(results) ==
-             "key,kind,candidate,prompt,repetition,started_unix_ms,started_utc,latency_ms,ttft_ms,per_token_ms,tokens_in,"
-             "tokens_out,response_chars,error,http_status,error_message,attempts,overhead_us,response\r\n"
-             "\"evaluation/a,b/0/1\",evaluation,\"a,b\",0,1,1795683600000,2026-11-26 09:00:00 UTC,12.5,3.125,0.9375,20,11,"
-             "23,none,200,,1,3.25,\"He said \"\"hi\"\",\nthen left\"\r\n");
+  BOOST_TEST(
+      results_csv(results) ==
+      "key,kind,candidate,prompt,repetition,started_unix_ms,started_utc,latency_ms,ttft_ms,per_token_ms,tokens_in,"
+      "tokens_out,response_chars,error,http_status,error_message,attempts,overhead_us,response\r\n"
+      "\"evaluation/a,b/0/1\",evaluation,\"a,b\",0,1,1795683600000,2026-11-26 09:00:00 UTC,12.5,3.125,0.9375,20,11,"
+      "23,none,200,,1,3.25,\"He said \"\"hi\"\",\nthen left\"\r\n");
   std::vector<request_result> unicode = {result("c", 0, 0, 0, 1)};
   unicode[0].response = "é→\xF0\x9F\x99\x82";  // 3 characters, 9 bytes
   BOOST_TEST(results_csv(unicode).find(",3,none,,,1,0,é→") != std::string::npos);
@@ -359,15 +370,16 @@ BOOST_AUTO_TEST_CASE(scores_ratings_summary_and_agreement_csv) {
              "ann,evaluation/big/0/0,big,9,1795683600000\r\n"
              "ann,evaluation/small <q4>/0/0,small <q4>,5,1795683600001\r\n"
              "bob,evaluation/demo & co/0/0,demo & co,2,1795683600002\r\n");
-  BOOST_TEST(summary_csv(run.plan, run.summary) ==
-             "candidate,reference,requests,errors,errors_by_kind,resent,latency_p50_ms,latency_p90_ms,latency_p99_ms,"
-             "ttft_p50_ms,per_token_ms_p50,tokens_in,tokens_out,tokens_per_s,cost_per_1k_tokens,cost_reduction,tfidf,bleu,"
-             "embedding:hashing,embedding:minilm,sem_bleu:hashing,sem_bleu:minilm,judge:scorer,judge_parsed_fraction,"
-             "human_mean,ratings,overhead_us_p50\r\n"
-             "big,true,4,0,,0,250,370,397,62.5,18.75,80,44,124,0.017096774193548388,1,,,,,,,,0,0.9,1,0\r\n"
-             "small <q4>,false,4,1,timeout:1,1,20,28,29.8,5,1.5,80,33,1130,0.00015362,111.29,0.5833333333333334,,,,,,0.7,1,"
-             "0.5,1,41.5\r\n"
-             "demo & co,false,4,0,,0,2.5,0,0,0,0,80,44,0,0,0,0.125,0.0625,,0.75,,,,0,0.2,1,0\r\n");
+  BOOST_TEST(
+      summary_csv(run.plan, run.summary) ==
+      "candidate,reference,requests,errors,errors_by_kind,resent,latency_p50_ms,latency_p90_ms,latency_p99_ms,"
+      "ttft_p50_ms,per_token_ms_p50,tokens_in,tokens_out,tokens_per_s,cost_per_1k_tokens,cost_reduction,tfidf,bleu,"
+      "embedding:hashing,embedding:minilm,sem_bleu:hashing,sem_bleu:minilm,judge:scorer,judge_parsed_fraction,"
+      "human_mean,ratings,overhead_us_p50\r\n"
+      "big,true,4,0,,0,250,370,397,62.5,18.75,80,44,124,0.017096774193548388,1,,,,,,,,0,0.9,1,0\r\n"
+      "small <q4>,false,4,1,timeout:1,1,20,28,29.8,5,1.5,80,33,1130,0.00015362,111.29,0.5833333333333334,,,,,,0.7,1,"
+      "0.5,1,41.5\r\n"
+      "demo & co,false,4,0,,0,2.5,0,0,0,0,80,44,0,0,0,0.125,0.0625,,0.75,,,,0,0.2,1,0\r\n");
   BOOST_TEST(agreement_csv(run.summary) ==
              "method,k,bottom_k_jaccard,spearman\r\ntfidf,2,0.3333333333333333,-0.5\r\njudge:scorer,2,1,1\r\n");
 }

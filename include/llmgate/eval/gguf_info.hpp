@@ -80,12 +80,18 @@ struct ggml_type_size {
 };
 
 inline ggml_type_size ggml_size(std::uint32_t type) noexcept {
+  // By ggml_type number; {0, 0} where ggml removed a type.
   static constexpr std::array<ggml_type_size, 40> sizes = {{
-      {1, 4},     {1, 2},     {32, 18},   {32, 20},   {0, 0},    {0, 0},    {32, 22},   {32, 24},  // F32 F16 Q4_0 Q4_1 - - Q5_0 Q5_1
-      {32, 34},   {32, 36},   {256, 84},  {256, 110}, {256, 144}, {256, 176}, {256, 210}, {256, 292},  // Q8_0 Q8_1 Q2_K..Q6_K Q8_K
-      {256, 66},  {256, 74},  {256, 98},  {256, 50},  {32, 18},  {256, 110}, {256, 82},  {256, 136},  // IQ2_XXS IQ2_XS IQ3_XXS IQ1_S IQ4_NL IQ3_S IQ2_S IQ4_XS
-      {1, 1},     {1, 2},     {1, 4},     {1, 8},     {1, 8},    {256, 56},  {1, 2},     {0, 0},     // I8 I16 I32 I64 F64 IQ1_M BF16 -
-      {0, 0},     {0, 0},     {256, 54},  {256, 66},  {0, 0},    {0, 0},    {0, 0},     {32, 17},   // - - TQ1_0 TQ2_0 - - - MXFP4
+      {1, 4},     {1, 2},     {32, 18},   {32, 20},   // 0-3: F32 F16 Q4_0 Q4_1
+      {0, 0},     {0, 0},     {32, 22},   {32, 24},   // 4-7: - - Q5_0 Q5_1
+      {32, 34},   {32, 36},   {256, 84},  {256, 110}, // 8-11: Q8_0 Q8_1 Q2_K Q3_K
+      {256, 144}, {256, 176}, {256, 210}, {256, 292}, // 12-15: Q4_K Q5_K Q6_K Q8_K
+      {256, 66},  {256, 74},  {256, 98},  {256, 50},  // 16-19: IQ2_XXS IQ2_XS IQ3_XXS IQ1_S
+      {32, 18},   {256, 110}, {256, 82},  {256, 136}, // 20-23: IQ4_NL IQ3_S IQ2_S IQ4_XS
+      {1, 1},     {1, 2},     {1, 4},     {1, 8},     // 24-27: I8 I16 I32 I64
+      {1, 8},     {256, 56},  {1, 2},     {0, 0},     // 28-31: F64 IQ1_M BF16 -
+      {0, 0},     {0, 0},     {256, 54},  {256, 66},  // 32-35: - - TQ1_0 TQ2_0
+      {0, 0},     {0, 0},     {0, 0},     {32, 17},   // 36-39: - - - MXFP4
   }};
   return type < sizes.size() ? sizes[type] : ggml_type_size{};
 }
@@ -270,7 +276,8 @@ inline std::string value_text(header_reader& reader, std::uint32_t type, std::st
   if (type == array) {
     if (depth >= max_array_depth) reader.corrupt(at, std::string(what) + ": arrays nested too deep");
     const auto element = reader.number<std::uint32_t>(what);
-    if (element >= value_type_count) reader.corrupt(at, std::string(what) + ": unknown array element type " + std::to_string(element));
+    if (element >= value_type_count)
+      reader.corrupt(at, std::string(what) + ": unknown array element type " + std::to_string(element));
     const std::uint64_t count_at = reader.offset();
     const auto count = reader.number<std::uint64_t>(what);
     // Each element takes at least its scalar size, or a string's or array's
@@ -320,7 +327,8 @@ inline gguf_info read_gguf_info(std::istream& in, std::uint64_t size, std::strin
     throw error(errc::wrong_kind_of_file, "GGUF file " + std::string(name) + ": no GGUF magic at offset 0");
   info.version = reader.number<std::uint32_t>("version");
   if (info.version != 2 && info.version != 3)
-    throw error(errc::unsupported_version, "GGUF file " + std::string(name) + ": version " + std::to_string(info.version) +
+    throw error(errc::unsupported_version, "GGUF file " + std::string(name) + ": version " +
+                                               std::to_string(info.version) +
                                                " at offset 4 (this build reads 2 and 3)");
   info.tensors = reader.number<std::uint64_t>("tensor count");
   const auto kv_count = reader.number<std::uint64_t>("metadata count");
@@ -359,7 +367,8 @@ inline gguf_info read_gguf_info(std::istream& in, std::uint64_t size, std::strin
     if (names.contains(tensor_name)) reader.corrupt(at, what + "'s name \"" + tensor_name + "\" repeated");
     const std::uint64_t dims_at = reader.offset();
     const auto dims = reader.number<std::uint32_t>(what + "'s dimension count");
-    if (dims == 0 || dims > max_dims) reader.corrupt(dims_at, what + " has " + std::to_string(dims) + " dimensions (1 to 4)");
+    if (dims == 0 || dims > max_dims)
+      reader.corrupt(dims_at, what + " has " + std::to_string(dims) + " dimensions (1 to 4)");
     std::uint64_t elements = 1;
     std::uint64_t first = 0;
     for (std::uint32_t d = 0; d < dims; ++d) {
@@ -378,7 +387,8 @@ inline gguf_info read_gguf_info(std::istream& in, std::uint64_t size, std::strin
     if (info.parameters > UINT64_MAX - elements) reader.corrupt(at, "parameter count overflows");
     info.parameters += elements;
     if (const auto storage = ggml_size(type); storage.block != 0) {
-      if (first % storage.block != 0) reader.corrupt(type_at, what + "'s first dimension is not a whole number of blocks");
+      if (first % storage.block != 0)
+        reader.corrupt(type_at, what + "'s first dimension is not a whole number of blocks");
       extents.push_back({t, offset, elements / storage.block * storage.bytes});
     } else {
       extents.push_back({t, offset, 0});
@@ -389,7 +399,8 @@ inline gguf_info read_gguf_info(std::istream& in, std::uint64_t size, std::strin
   const std::uint64_t header_end = reader.offset();
   info.data_offset = header_end + (info.alignment - header_end % info.alignment) % info.alignment;
   if (info.tensors > 0) {
-    if (info.data_offset > size) reader.truncated(header_end, info.data_offset - header_end, "padding before the tensor data");
+    if (info.data_offset > size)
+      reader.truncated(header_end, info.data_offset - header_end, "padding before the tensor data");
     const std::uint64_t data_bytes = size - info.data_offset;
     for (const extent& e : extents)
       if (e.offset > data_bytes || e.bytes > data_bytes - e.offset)

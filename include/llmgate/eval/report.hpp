@@ -139,7 +139,8 @@ inline std::string method_title(std::string_view method) {
   return std::string(method);
 }
 
-inline constexpr std::string_view style = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
+inline constexpr std::string_view style = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;
+margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #ccc;padding-bottom:.2em}
 .meta{color:#555;margin-top:0}
 table{border-collapse:collapse;font-size:.9em;margin:.5em 0;display:block;overflow-x:auto}
@@ -197,7 +198,8 @@ inline std::string render_report_html(const report_input& in) {
       if (s.candidate == c.name) served = &s;
     std::string served_by, model = c.model;
     if (!c.gguf.empty() || served) {
-      served_by = "the kit: " + (served && !served->engine.empty() ? served->engine : std::string("local llama.cpp engine"));
+      served_by =
+          "the kit: " + (served && !served->engine.empty() ? served->engine : std::string("local llama.cpp engine"));
       if (model.empty()) model = served && !served->path.empty() ? served->path : c.gguf.string();
     } else {
       const auto backend = std::find_if(plan.backends.begin(), plan.backends.end(),
@@ -206,8 +208,8 @@ inline std::string render_report_html(const report_input& in) {
       if (model.empty() && backend != plan.backends.end()) model = backend->model;
     }
     const bool reference = c.name == plan.reference;
-    html += std::string(reference ? "<tr class=\"reference\"" : "<tr") + " data-candidate=\"" + escape_html(c.name) + "\">" +
-            td(c.name + (reference ? " (reference)" : "")) + td(served_by) + td(model.empty() ? "-" : model) +
+    html += std::string(reference ? "<tr class=\"reference\"" : "<tr") + " data-candidate=\"" + escape_html(c.name) +
+            "\">" + td(c.name + (reference ? " (reference)" : "")) + td(served_by) + td(model.empty() ? "-" : model) +
             td(sampling_text(plan, c)) + td(served && !served->quantization.empty() ? served->quantization : "-") +
             number_td(served && served->parameters ? grouped(served->parameters) : "-") +
             number_td(served && served->file_bytes ? bytes_text(served->file_bytes) : "-") +
@@ -231,7 +233,8 @@ inline std::string render_report_html(const report_input& in) {
     std::string errors = std::to_string(c.errors);
     if (!c.errors_by_kind.empty()) {
       std::string kinds;
-      for (const auto& [kind, count] : c.errors_by_kind) kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(count);
+      for (const auto& [kind, count] : c.errors_by_kind)
+        kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(count);
       errors += " (" + kinds + ")";
     }
     html += std::string(c.candidate == summary.reference ? "<tr class=\"reference\"" : "<tr") + " data-candidate=\"" +
@@ -239,16 +242,17 @@ inline std::string render_report_html(const report_input& in) {
             number_td(errors) + number_td(std::to_string(c.resent)) + number_td(fixed_text(c.latency_p50_ms, 1)) +
             number_td(fixed_text(c.latency_p90_ms, 1)) + number_td(fixed_text(c.latency_p99_ms, 1)) +
             number_td(fixed_text(c.ttft_p50_ms, 1)) + number_td(fixed_text(c.per_token_ms_p50, 2)) +
-            number_td(grouped(c.tokens_in)) + number_td(grouped(c.tokens_out)) + number_td(fixed_text(c.tokens_per_s, 1)) +
-            number_td(usd(c.cost_per_1k_tokens)) +
+            number_td(grouped(c.tokens_in)) + number_td(grouped(c.tokens_out)) +
+            number_td(fixed_text(c.tokens_per_s, 1)) + number_td(usd(c.cost_per_1k_tokens)) +
             number_td(c.cost_reduction > 0 ? significant_text(c.cost_reduction, 3) + "×" : std::string("-"));
     for (const auto& m : methods) {
       const auto found = c.scores.find(m);
       html += number_td(found == c.scores.end() ? "-" : fixed_text(found->second, 3));
     }
-    html += number_td(plan.judges.empty() ? "-" : fixed_text(c.judge_parsed_fraction * 100, 1) + "%") +
-            number_td(c.ratings ? fixed_text(c.human_mean, 3) + " (" + std::to_string(c.ratings) + ")" : std::string("-")) +
-            number_td(fixed_text(c.overhead_us_p50, 1)) + "</tr>\n";
+    html +=
+        number_td(plan.judges.empty() ? "-" : fixed_text(c.judge_parsed_fraction * 100, 1) + "%") +
+        number_td(c.ratings ? fixed_text(c.human_mean, 3) + " (" + std::to_string(c.ratings) + ")" : std::string("-")) +
+        number_td(fixed_text(c.overhead_us_p50, 1)) + "</tr>\n";
   }
   html += "</table>\n";
 
@@ -284,7 +288,8 @@ inline std::string render_report_html(const report_input& in) {
       if (!s.value) continue;
       const auto i = candidate_index(s.request_key);
       if (!i) continue;
-      if (!values.contains(s.method) && std::find(score_methods.begin(), score_methods.end(), s.method) == score_methods.end())
+      if (!values.contains(s.method) &&
+          std::find(score_methods.begin(), score_methods.end(), s.method) == score_methods.end())
         score_methods.push_back(s.method);
       auto& per_candidate = values[s.method];
       per_candidate.resize(names.size());
@@ -304,15 +309,21 @@ inline std::string render_report_html(const report_input& in) {
       if (found == values.end()) continue;
       groups.push_back({m, found->second});
     }
-    html += figure(svg::box_plot({.name = "score-distribution", .title = "Scores by method and candidate",
-                                  .y_label = "score (0 to 1)", .x_label = "method", .legend = names, .y_min = 0, .y_max = 1},
+    html += figure(svg::box_plot({.name = "score-distribution",
+                                  .title = "Scores by method and candidate",
+                                  .y_label = "score (0 to 1)",
+                                  .x_label = "method",
+                                  .legend = names,
+                                  .y_min = 0,
+                                  .y_max = 1},
                                  groups),
                    "Each answer's score against the reference's answer to the same prompt, by method; people's ratings "
                    "are divided by 10. The reference is not scored against itself.");
   }
-  html += figure(svg::box_plot({.name = "latency", .title = "Latency", .y_label = "ms, send to last byte", .x_label = "candidate"},
-                               per_candidate_boxes([](const request_result& r) { return std::optional(r.latency_ms); })),
-                 "Evaluation requests answered without error.");
+  html += figure(
+      svg::box_plot({.name = "latency", .title = "Latency", .y_label = "ms, send to last byte", .x_label = "candidate"},
+                    per_candidate_boxes([](const request_result& r) { return std::optional(r.latency_ms); })),
+      "Evaluation requests answered without error.");
   html += figure(svg::box_plot({.name = "per-token-latency", .title = "Latency per output token",
                                 .y_label = "ms per token after the first", .x_label = "candidate"},
                                per_candidate_boxes([](const request_result& r) {
@@ -350,16 +361,21 @@ inline std::string render_report_html(const report_input& in) {
     for (std::size_t h = 0; h < errors.size(); ++h) {
       for (std::size_t c = 0; c < names.size(); ++c) {
         errors[h].series.push_back(sent[h][c] ? std::optional(static_cast<double>(failed[h][c])) : std::nullopt);
-        availability[h].series.push_back(sent[h][c] ? std::optional(1.0 - static_cast<double>(failed[h][c]) / static_cast<double>(sent[h][c]))
-                                                    : std::nullopt);
+        availability[h].series.push_back(
+            sent[h][c] ? std::optional(1.0 - static_cast<double>(failed[h][c]) / static_cast<double>(sent[h][c]))
+                       : std::nullopt);
       }
     }
     html += figure(svg::box_plot({.name = "latency-by-hour", .title = "Latency by hour of day", .y_label = "ms",
                                   .x_label = "UTC hour sent", .legend = names},
                                  latency),
                    "Evaluation and latency-schedule requests answered without error, by the UTC hour they were sent.");
-    html += figure(svg::bar_chart({.name = "errors-by-hour", .title = "Errors by hour of day", .y_label = "failed requests",
-                                   .x_label = "UTC hour sent", .legend = names, .whole_numbers = true},
+    html += figure(svg::bar_chart({.name = "errors-by-hour",
+                                   .title = "Errors by hour of day",
+                                   .y_label = "failed requests",
+                                   .x_label = "UTC hour sent",
+                                   .legend = names,
+                                   .whole_numbers = true},
                                   errors),
                    "Evaluation and latency-schedule requests that failed (429, 5xx, other 4xx, timeout, unreachable); "
                    "n/a: none sent that hour.");
@@ -375,11 +391,12 @@ inline std::string render_report_html(const report_input& in) {
                                   return std::optional(static_cast<double>(c.tokens_out));
                                 })),
                  "Output tokens over the evaluation's requests, as the backends counted them.");
-  html += figure(svg::bar_chart({.name = "cost-per-1k-tokens", .title = "Cost per 1K tokens", .y_label = "USD",
-                                 .x_label = "candidate"},
-                                per_candidate_bars([](const candidate_summary& c) { return std::optional(c.cost_per_1k_tokens); })),
-                 "API models: their input and output prices weighted by the tokens sent and received. Self-hosted models: "
-                 "the instance's price per hour over the tokens per second measured in this run, at its utilisation.");
+  html += figure(
+      svg::bar_chart(
+          {.name = "cost-per-1k-tokens", .title = "Cost per 1K tokens", .y_label = "USD", .x_label = "candidate"},
+          per_candidate_bars([](const candidate_summary& c) { return std::optional(c.cost_per_1k_tokens); })),
+      "API models: their input and output prices weighted by the tokens sent and received. Self-hosted models: "
+      "the instance's price per hour over the tokens per second measured in this run, at its utilisation.");
   html += figure(svg::bar_chart({.name = "cost-reduction", .title = "Cost reduction against the reference",
                                  .y_label = "times cheaper", .x_label = "candidate"},
                                 per_candidate_bars([](const candidate_summary& c) {
@@ -394,7 +411,8 @@ inline std::string render_report_html(const report_input& in) {
   } else {
     std::vector<svg::bar_group> groups;
     html += "<table class=\"agreement\">\n";
-    const std::vector<std::string> agreement_columns = {"Method", "Spearman's rank correlation", "Bottom-k Jaccard index", "k"};
+    const std::vector<std::string> agreement_columns = {"Method", "Spearman's rank correlation",
+                                                        "Bottom-k Jaccard index", "k"};
     html += th_row(agreement_columns);
     for (const auto& a : summary.agreement) {
       groups.push_back({a.method, {a.spearman, a.bottom_k_jaccard}});
@@ -403,8 +421,13 @@ inline std::string render_report_html(const report_input& in) {
               number_td(std::to_string(a.k)) + "</tr>\n";
     }
     html += "</table>\n";
-    html += figure(svg::bar_chart({.name = "agreement", .title = "Agreement with people's ranking", .y_label = "agreement",
-                                   .x_label = "method", .legend = {"Spearman", "bottom-k Jaccard"}, .y_min = -1, .y_max = 1},
+    html += figure(svg::bar_chart({.name = "agreement",
+                                   .title = "Agreement with people's ranking",
+                                   .y_label = "agreement",
+                                   .x_label = "method",
+                                   .legend = {"Spearman", "bottom-k Jaccard"},
+                                   .y_min = -1,
+                                   .y_max = 1},
                                   groups),
                    "How each automatic method ranks the candidates against the ranking by people's mean rating: "
                    "Spearman's rank correlation (-1 to 1) and the Jaccard index of the k worst candidates (0 to 1).");

@@ -253,7 +253,8 @@ inline std::string summary_csv(const evaluation_plan& plan, const evaluation_sum
                                      "latency_p99_ms",  "ttft_p50_ms",    "per_token_ms_p50", "tokens_in",
                                      "tokens_out",      "tokens_per_s",   "cost_per_1k_tokens", "cost_reduction"};
   header.insert(header.end(), methods.begin(), methods.end());
-  for (const char* column : {"judge_parsed_fraction", "human_mean", "ratings", "overhead_us_p50"}) header.emplace_back(column);
+  for (const char* column : {"judge_parsed_fraction", "human_mean", "ratings", "overhead_us_p50"})
+    header.emplace_back(column);
   std::string out = csv_row(header);
   for (const auto& c : summary.candidates) {
     std::string by_kind;
@@ -308,7 +309,9 @@ inline std::string agreement_csv(const evaluation_summary& summary) {
 /// The candidate's JSON line as an object, members in the order above.
 inline boost::json::object evaluation_json(const evaluation_plan& plan, const candidate_summary& c) {
   const auto methods = results_detail::plan_methods(plan);
-  const auto runs = [&](const std::string& method) { return std::find(methods.begin(), methods.end(), method) != methods.end(); };
+  const auto runs = [&](const std::string& method) {
+    return std::find(methods.begin(), methods.end(), method) != methods.end();
+  };
   // A method the plan runs: its mean, or null where it scored none of the candidate's answers.
   const auto score = [&](const std::string& method) -> boost::json::value {
     const auto found = c.scores.find(method);
@@ -332,7 +335,8 @@ inline boost::json::object evaluation_json(const evaluation_plan& plan, const ca
   line["bleu"] = score("bleu");
   line["embedding"] = embedding_method("embedding", 0);
   line["sem_bleu"] = embedding_method("sem_bleu", 0);
-  line["judge_parsed_fraction"] = plan.judges.empty() ? boost::json::value(nullptr) : boost::json::value(c.judge_parsed_fraction);
+  line["judge_parsed_fraction"] =
+      plan.judges.empty() ? boost::json::value(nullptr) : boost::json::value(c.judge_parsed_fraction);
   for (std::size_t e = 1; e < plan.embedders.size(); ++e) {
     for (const std::string_view prefix : {"embedding", "sem_bleu"}) {
       const std::string method = std::string(prefix) + ":" + plan.embedders[e].name;
@@ -372,7 +376,9 @@ inline void write_report_file(const std::filesystem::path& path, std::string_vie
   }
   std::error_code failed;
   std::filesystem::rename(partial, path, failed);
-  if (failed) throw error(errc::io_failure, "cannot rename " + partial.string() + " to " + path.string() + ": " + failed.message());
+  if (failed)
+    throw error(errc::io_failure,
+                "cannot rename " + partial.string() + " to " + path.string() + ": " + failed.message());
 }
 
 }  // namespace llmgate::inline v0

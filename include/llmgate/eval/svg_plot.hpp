@@ -177,8 +177,9 @@ class frame {
              "\" text-anchor=\"end\">" + fixed_text(value, y_.decimals) + "</text>\n";
     }
     const double middle = (plot_top() + plot_bottom()) / 2;
-    out += "<text class=\"axis-label\" x=\"16\" y=\"" + px(middle) + "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " +
-           px(middle) + ")\">" + escape_html(chart_.y_label) + "</text>\n";
+    out += "<text class=\"axis-label\" x=\"16\" y=\"" + px(middle) +
+           "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " + px(middle) + ")\">" + escape_html(chart_.y_label) +
+           "</text>\n";
     // Long labels turn so that neighbours do not overlap.
     std::size_t longest = 0;
     for (const auto& label : group_labels) longest = std::max(longest, label.size());
@@ -257,9 +258,10 @@ inline std::string box_plot(const chart& c, std::span<const box_group> groups) {
              "\" data-n=\"" + std::to_string(b.n) + "\" data-min=\"" + number_text(b.low) + "\" data-q1=\"" +
              number_text(b.q1) + "\" data-median=\"" + number_text(b.median) + "\" data-q3=\"" + number_text(b.q3) +
              "\" data-max=\"" + number_text(b.high) + "\">";
-      out += "<title>" + escape_html(name) + (groups[g].label.empty() || groups[g].label == name ? "" : ", " + escape_html(groups[g].label)) +
-             ": n " + std::to_string(b.n) + ", median " + number_text(b.median) + ", quartiles " + number_text(b.q1) +
-             " to " + number_text(b.q3) + ", range " + number_text(b.low) + " to " + number_text(b.high) + "</title>";
+      out += "<title>" + escape_html(name) +
+             (groups[g].label.empty() || groups[g].label == name ? "" : ", " + escape_html(groups[g].label)) + ": n " +
+             std::to_string(b.n) + ", median " + number_text(b.median) + ", quartiles " + number_text(b.q1) + " to " +
+             number_text(b.q3) + ", range " + number_text(b.low) + " to " + number_text(b.high) + "</title>";
       out += "<line x1=\"" + px(x) + "\" y1=\"" + px(f.y(b.low)) + "\" x2=\"" + px(x) + "\" y2=\"" + px(f.y(b.high)) +
              "\" stroke=\"#333\"/>";
       // A box too thin to show its colour (one value, or all alike) is drawn 4 px high.
@@ -282,10 +284,11 @@ inline std::string bar_chart(const chart& c, std::span<const bar_group> groups) 
   std::optional<double> lo, hi;
   for (const auto& g : groups)
     for (const auto& value : g.series)
-      if (value && std::isfinite(*value)) lo = std::min(lo.value_or(*value), *value), hi = std::max(hi.value_or(*value), *value);
+      if (value && std::isfinite(*value))
+        lo = std::min(lo.value_or(*value), *value), hi = std::max(hi.value_or(*value), *value);
   const bool fixed = c.y_min && c.y_max;
-  const axis y = axis::fit(c.y_min.value_or(std::min(0.0, lo.value_or(0))), c.y_max.value_or(std::max(0.0, hi.value_or(1))),
-                           fixed, c.whole_numbers);
+  const axis y = axis::fit(c.y_min.value_or(std::min(0.0, lo.value_or(0))),
+                           c.y_max.value_or(std::max(0.0, hi.value_or(1))), fixed, c.whole_numbers);
   const std::size_t per_group = widest(groups);
   frame f(c, groups.size(), per_group, y);
   std::vector<std::string> labels;

@@ -21,7 +21,8 @@
 #include <array>        // std::array
 #include <bit>          // std::bit_cast
 #include <charconv>     // std::to_chars, std::from_chars
-#include <cstdint>      // std::uint8_t ... std::uint64_t, std::int64_t
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint8_t ... std::uint64_t, std::int64_t, INT64_MAX
 #include <filesystem>   // std::filesystem::path, file_size
 #include <fstream>      // std::ifstream
 #include <istream>      // std::istream

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <algorithm>    // std::find_if, std::max
+#include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint64_t
 #include <filesystem>   // std::filesystem::path, create_directories, absolute
 #include <functional>   // std::less

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <algorithm>    // std::find
+#include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
 #include <filesystem>   // std::filesystem::path, rename
 #include <fstream>      // std::ofstream

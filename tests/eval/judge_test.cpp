@@ -9,11 +9,17 @@
 #include <cstdint>      // std::int64_t
 #include <optional>     // std::optional
 #include <set>          // std::set
-#include <stdexcept>    // std::logic_error
+#include <stdexcept>    // std::logic_error, std::runtime_error
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <utility>      // std::pair, std::move
 #include <vector>       // std::vector
+
+#include <boost/asio/bind_cancellation_slot.hpp>  // net::bind_cancellation_slot
+#include <boost/asio/cancellation_signal.hpp>     // net::cancellation_signal
+#include <boost/asio/co_spawn.hpp>                // net::co_spawn
+#include <boost/asio/use_future.hpp>              // net::use_future
+#include <boost/system/system_error.hpp>          // boost::system::system_error
 
 #include "llmgate/backend/openai_backend.hpp"  // openai_backend: the judges' backend
 #include "llmgate/eval/judge.hpp"              // judge_answers, choice_order, answer_label
@@ -465,6 +471,63 @@ BOOST_FIXTURE_TEST_CASE(concurrent_questions_record_every_verdict_once, judge_fi
   std::size_t i = 0;
   for (const auto& result : results)
     if (result.request.candidate != "alpha-model") BOOST_TEST(made[i++].request_key == result.request.key);
+}
+
+BOOST_FIXTURE_TEST_CASE(no_more_questions_in_flight_than_the_plan_allows, judge_fixture) {
+  auto held = reply::chat("Fine.\nScore: 4");
+  held.hold = "gate";
+  server.on(chat_path, held);
+  auto plan = plan_with({{.kind = judge_kind::scorer, .candidate = "judge-model"}});
+  plan.concurrency = 2;
+  std::vector<request_result> results;
+  for (std::int64_t prompt = 0; prompt < 4; ++prompt) results.push_back(answer("beta-model", prompt, 0, "beta answer"));
+  auto done = net::co_spawn(
+      io,
+      llmgate::judge_answers(
+          plan, results, [&](std::string_view) { return judge_backend(server.url("/v1")); },
+          [](std::string_view, std::string_view) { return false; }, [&](const score_record& s) { recorded.push_back(s); }),
+      net::use_future);
+  for (int turn = 0; turn < 500 && server.requests(chat_path) < 2; ++turn) io.run_for(10ms);
+  io.run_for(100ms);  // time for a third question, were it sent
+  BOOST_TEST(server.requests(chat_path) == 2u);
+  BOOST_TEST(recorded.empty());
+  server.release("gate");
+  io.run();
+  BOOST_TEST(done.get().size() == 4u);
+  BOOST_TEST(recorded.size() == 4u);
+  BOOST_TEST(server.requests(chat_path) == 4u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_failing_record_stops_the_judging, judge_fixture) {
+  server.on(chat_path, reply::chat("Fine.\nScore: 4"));
+  auto plan = plan_with({{.kind = judge_kind::scorer, .candidate = "judge-model"}});
+  plan.concurrency = 2;
+  BOOST_CHECK_EXCEPTION(
+      run(llmgate::judge_answers(
+          plan, three_answers, [&](std::string_view) { return judge_backend(server.url("/v1")); },
+          [](std::string_view, std::string_view) { return false; },
+          [](const score_record&) { throw std::runtime_error("disk full"); })),
+      std::runtime_error, [](const std::runtime_error& e) { return std::string(e.what()) == "disk full"; });
+}
+
+BOOST_FIXTURE_TEST_CASE(a_cancelled_judging_records_nothing_for_the_questions_in_flight, judge_fixture) {
+  auto held = reply::chat("Fine.\nScore: 4");
+  held.hold = "never";
+  server.on(chat_path, held);
+  auto plan = plan_with({{.kind = judge_kind::scorer, .candidate = "judge-model"}});
+  net::cancellation_signal cancel;
+  auto done = net::co_spawn(
+      io,
+      llmgate::judge_answers(
+          plan, three_answers, [&](std::string_view) { return judge_backend(server.url("/v1")); },
+          [](std::string_view, std::string_view) { return false; }, [&](const score_record& s) { recorded.push_back(s); }),
+      net::bind_cancellation_slot(cancel.slot(), net::use_future));
+  for (int turn = 0; turn < 500 && server.requests(chat_path) < 1; ++turn) io.run_for(10ms);
+  BOOST_REQUIRE(server.requests(chat_path) == 1u);
+  cancel.emit(net::cancellation_type::terminal);
+  io.run();
+  BOOST_CHECK_THROW(done.get(), boost::system::system_error);
+  BOOST_TEST(recorded.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

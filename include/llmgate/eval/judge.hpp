@@ -53,6 +53,7 @@
 #include <boost/asio/this_coro.hpp>                     // net::this_coro::executor
 #include <boost/asio/use_awaitable.hpp>                 // net::use_awaitable
 #include <boost/json/serialize.hpp>                     // boost::json::serialize: sampling values as JSON text
+#include <boost/system/system_error.hpp>                 // boost::system::system_error: a question cancelled by the caller
 
 #include "llmgate/backend/any_backend.hpp"    // any_backend
 #include "llmgate/backend/backend_error.hpp"  // backend_error
@@ -176,7 +177,8 @@ inline net::awaitable<judge_reply> ask_judge(any_backend backend, chat_request r
       co_await net::experimental::make_parallel_group(net::co_spawn(executor, backend.complete(request), net::deferred),
                                                       timer.async_wait(net::deferred))
           .async_wait(net::experimental::wait_for_one(), net::use_awaitable);
-  (void)timer_code;
+  if (order[0] == 1 && timer_code)  // the timer was cancelled, not expired: the caller cancelled the question
+    throw boost::system::system_error(timer_code);
   if (order[0] == 1)
     co_return judge_reply{.error = judge_failure::timeout,
                           .message = "no answer within " + std::to_string(timeout.count()) + " ms"};
@@ -197,17 +199,21 @@ inline net::awaitable<judge_reply> ask_judge(any_backend backend, chat_request r
 /// score_record as its verdict comes (a choice group: one per member, at
 /// once). Returns the records made, in the plan's judge order, then the
 /// results' order. judge_backend(candidate) gives the backend of a judge's
-/// candidate; it is called once per judge, before anything is sent.
+/// candidate; it is called once per judge, before anything is sent. The
+/// functions are kept by value (a coroutine outlives temporaries); `plan`
+/// and `results` must outlive the call.
 /// Before anything is sent, throws llmgate::error (invalid_request) for a
 /// judge whose candidate the plan lacks or whose template is refused
 /// (check_judge_template), and for a prompt that cannot be rendered. Runs
 /// on the awaiting coroutine's executor: record() and already_scored() are
-/// called one at a time.
+/// called one at a time. An exception from record() stops every question
+/// and propagates. Cancelled (terminal cancellation of the awaiting
+/// coroutine), it drops the questions in flight unrecorded and throws.
 inline net::awaitable<std::vector<score_record>> judge_answers(
     const evaluation_plan& plan, std::span<const request_result> results,
     std::function<any_backend(std::string_view candidate)> judge_backend,
-    const std::function<bool(std::string_view key, std::string_view method)>& already_scored,
-    const std::function<void(const score_record&)>& record, judge_options options = {}) {
+    std::function<bool(std::string_view key, std::string_view method)> already_scored,
+    std::function<void(const score_record&)> record, judge_options options = {}) {
   std::vector<any_backend> backends;
   std::vector<std::string> methods;
   for (std::size_t j = 0; j < plan.judges.size(); ++j) {
@@ -359,9 +365,8 @@ inline net::awaitable<std::vector<score_record>> judge_answers(
   for (std::size_t w = 0; w < count; ++w) workers.push_back(net::co_spawn(strand, worker(), net::deferred));
   auto [order, failures] = co_await net::experimental::make_parallel_group(std::move(workers))
                                .async_wait(net::experimental::wait_for_one_error(), net::use_awaitable);
-  (void)order;
-  for (const auto& failure : failures)
-    if (failure) std::rethrow_exception(failure);
+  for (const std::size_t first : order)  // the failure that stopped the others, not their cancellation
+    if (failures[first]) std::rethrow_exception(failures[first]);
 
   std::vector<score_record> all;
   for (auto& records : made)

@@ -1,5 +1,5 @@
 // PML prompts on a real inference engine: node-llama-cpp serving
-// ../shared/data/models/stories260K through tests/backend/llama_harness.mjs,
+// ../shared/data/models/stories260K through scripts/llama_engine.mjs,
 // which keeps llama-server's slots (id_slot, cache_prompt) and reports the
 // prompt tokens the engine did not evaluate again as
 // usage.prompt_tokens_details.cached_tokens. The counts here are the

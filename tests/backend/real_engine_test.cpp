@@ -1,6 +1,6 @@
 // The OpenAI adapter against real servers, through one conformance suite:
 // - a real inference engine: node-llama-cpp (llama.cpp, 1 thread) serving
-//   ../shared/data/models/stories260K through tests/backend/llama_harness.mjs,
+//   ../shared/data/models/stories260K through scripts/llama_engine.mjs,
 //   with the npm packages scripts/setup installs (tests/node). Skipped, with
 //   the reason, where Node, the packages or the model are missing: CTest
 //   reports it as skipped, and CI (LLMGATE_REQUIRE_REAL_PARTS=1) as failed.

@@ -95,7 +95,7 @@ class node_server {
 };
 
 /// The real inference engine: node-llama-cpp serving stories260K
-/// (../shared/data/models) through tests/backend/llama_harness.mjs.
+/// (../shared/data/models) through scripts/llama_engine.mjs.
 inline fs::path stories260K_model() {
   return fs::path(LLMGATE_SHARED_DATA_DIR) / "models/stories260K/stories260K-ctx512.gguf";
 }
@@ -108,7 +108,7 @@ inline std::optional<std::string> llama_engine_unavailable() {
 
 /// The engine, started; its stderr in `log`.
 inline node_server llama_harness(const fs::path& log) {
-  const fs::path script = fs::path(LLMGATE_TESTS_DIR) / "backend/llama_harness.mjs";
+  const fs::path script = fs::path(LLMGATE_TESTS_DIR) / "../scripts/llama_engine.mjs";
   return node_server(script, {(node_packages()).string(), stories260K_model().string()}, log);
 }
 

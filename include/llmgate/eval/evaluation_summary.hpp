@@ -15,7 +15,7 @@ struct candidate_summary {
   std::size_t requests = 0;  ///< evaluation requests recorded (errors included)
   std::size_t errors = 0;
   std::size_t resent = 0;    ///< in flight when a run was killed, and sent again
-  std::map<std::string, std::size_t> errors_by_kind;  ///< to_string(request_error) -> count
+  std::map<std::string, std::size_t> errors_by_kind;  ///< to_string(request_failure) -> count
   double latency_p50_ms = 0, latency_p90_ms = 0, latency_p99_ms = 0;
   double ttft_p50_ms = 0;
   double per_token_ms_p50 = 0;

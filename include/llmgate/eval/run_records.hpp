@@ -28,16 +28,16 @@ inline std::string_view to_string(request_kind kind) noexcept {
 /// How a request ended when it did not answer. rate_limited: 429;
 /// server_error: 5xx; client_error: other 4xx; timeout: no answer in time;
 /// unreachable: no connection (an outage, with its time in started_unix_ms).
-enum class request_error { none, rate_limited, server_error, client_error, timeout, unreachable };
+enum class request_failure { none, rate_limited, server_error, client_error, timeout, unreachable };
 
-inline std::string_view to_string(request_error error) noexcept {
+inline std::string_view to_string(request_failure error) noexcept {
   switch (error) {
-    case request_error::none: return "none";
-    case request_error::rate_limited: return "rate_limited";
-    case request_error::server_error: return "server_error";
-    case request_error::client_error: return "client_error";
-    case request_error::timeout: return "timeout";
-    case request_error::unreachable: return "unreachable";
+    case request_failure::none: return "none";
+    case request_failure::rate_limited: return "rate_limited";
+    case request_failure::server_error: return "server_error";
+    case request_failure::client_error: return "client_error";
+    case request_failure::timeout: return "timeout";
+    case request_failure::unreachable: return "unreachable";
   }
   return "none";
 }
@@ -46,29 +46,29 @@ inline std::string_view to_string(request_error error) noexcept {
 /// ("evaluation/<candidate>/<prompt>/<repetition>", "judge/<method>/<answer key>"...):
 /// a resumed run finds it by its key and never sends a recorded one again.
 struct planned_request {
-  std::string key;
+  std::string key = {};
   request_kind kind = request_kind::evaluation;
-  std::string candidate;        ///< the candidate (or judge) asked
+  std::string candidate = {};        ///< the candidate (or judge) asked
   std::int64_t prompt = -1;     ///< index in the prompt set; -1: none
   std::int64_t repetition = 0;  ///< 0-based
 };
 
 /// A request sent and what came back.
 struct request_result {
-  planned_request request;
+  planned_request request = {};
   std::int64_t started_unix_ms = 0;  ///< when it was sent (wall clock)
   double latency_ms = 0;             ///< send to last byte
   double ttft_ms = 0;                ///< send to first content token; 0 when none came
   std::uint64_t tokens_in = 0;
   std::uint64_t tokens_out = 0;
-  std::string response;              ///< the answer's text
-  request_error error = request_error::none;
+  std::string response = {};              ///< the answer's text
+  request_failure error = request_failure::none;
   int http_status = 0;               ///< the upstream's status where it gave one
   std::string error_message = {};
   int attempts = 1;                  ///< > 1: it was in flight when a run was killed, and was sent again
   double overhead_us = 0;            ///< the kit's own time around the call (store writes, scheduling)
 
-  bool ok() const noexcept { return error == request_error::none; }
+  bool ok() const noexcept { return error == request_failure::none; }
   /// Milliseconds per output token after the first; 0 when it cannot be told.
   double per_token_ms() const noexcept {
     return tokens_out > 1 && latency_ms > ttft_ms && ttft_ms > 0 ? (latency_ms - ttft_ms) / static_cast<double>(tokens_out - 1)
@@ -81,29 +81,29 @@ struct request_result {
 /// output could not be parsed (after its one retry) leaves `value` empty:
 /// recorded as unparsed, never scored.
 struct score_record {
-  std::string request_key;  ///< the answer scored (an evaluation request's key)
-  std::string method;
+  std::string request_key = {};  ///< the answer scored (an evaluation request's key)
+  std::string method = {};
   std::optional<double> value = {};
   std::string detail = {};  ///< a judge's reasoning, or its raw output when unparsed
 };
 
 /// A person's 0-10 rating of one answer, given on the rating page or imported from CSV.
 struct rating_record {
-  std::string rater;
-  std::string request_key;
+  std::string rater = {};
+  std::string request_key = {};
   int score = 0;  ///< 0..10
   std::int64_t at_unix_ms = 0;
 };
 
 /// What the kit knows of a model it served itself from a GGUF file.
 struct served_model_info {
-  std::string candidate;
-  std::string path;              ///< the GGUF file
+  std::string candidate = {};
+  std::string path = {};              ///< the GGUF file
   std::uint64_t file_bytes = 0;
-  std::string quantization;      ///< GGUF general.file_type by name (F32, F16, Q8_0, Q4_K_M...)
+  std::string quantization = {};      ///< GGUF general.file_type by name (F32, F16, Q8_0, Q4_K_M...)
   std::uint64_t parameters = 0;  ///< weights in the file; 0 when unknown
   std::uint64_t rss_bytes = 0;   ///< the engine's resident memory at the end of the run
-  std::string engine;            ///< what served it ("node-llama-cpp 3.22.1", "llama-server")
+  std::string engine = {};            ///< what served it ("node-llama-cpp 3.22.1", "llama-server")
 };
 
 }  // namespace llmgate::inline v0

@@ -531,6 +531,46 @@ struct config_reader {
   static void check_ttl(std::string_view path, double ttl_seconds) { within(path, ttl_seconds, 0.0, 1e9); }
 };
 
+// The "backends" list of a gateway's config (or an evaluation's), at `where`.
+inline std::vector<backend_config> read_backends(const boost::json::array& backends, std::string_view where_list,
+                                                 std::span<const std::string_view> kinds) {
+  using read = config_reader;
+  std::vector<backend_config> out;
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    const std::string where = std::string(where_list) + "[" + std::to_string(i) + "]";
+    const auto& entry = read::object_at(backends[i], where);
+    backend_config backend;
+    backend.name = read::string(entry, "name", where);
+    if (backend.name.empty()) refuse(where + ".name", "must be a non-empty string");
+    backend.kind = read::string(entry, "kind", where, backend.kind);
+    if (std::find(kinds.begin(), kinds.end(), backend.kind) == kinds.end()) {
+      std::string list;
+      for (const auto k : kinds) list += (list.empty() ? "\"" : ", \"") + std::string(k) + "\"";
+      refuse(where + ".kind", "must be one of " + list + " (not \"" + backend.kind + "\")");
+    }
+    if (backend.kind == "demo") {
+      only_known_keys(entry, where, {"name", "kind"}, " of a demo backend");
+    } else if (backend.kind == "anthropic") {
+      only_known_keys(entry, where, {"name", "kind", "base_url", "api_key_env", "api_key", "model", "retries",
+                                     "version", "max_tokens"});
+      (void)read::string(entry, "version", where);
+      (void)read::count(entry, "max_tokens", where, 0);
+    } else if (backend.kind == "openai" || backend.kind == "ollama") {
+      only_known_keys(entry, where, {"name", "kind", "base_url", "api_key_env", "api_key", "model", "retries"},
+                      " of an " + backend.kind + " backend");
+    }  // a kind registered in C++ reads its own keys from `options`
+    backend.base_url = read::string(entry, "base_url", where);
+    backend.api_key = read::secret(entry, where, false);
+    backend.model = read::string(entry, "model", where);
+    backend.retries = read::narrow_count<unsigned>(entry, "retries", where, backend.retries, 0, max_retries);
+    for (const auto& other : out)
+      if (other.name == backend.name) refuse(where + ".name", "repeats \"" + backend.name + "\"");
+    backend.options = entry;
+    out.push_back(std::move(backend));
+  }
+  return out;
+}
+
 // The checks of an embedder, at the path it was read from (the older
 // top-level "embedder" too) and at semantic_cache.embedder by check().
 inline void check_embedder(const embedder_config& e, std::string_view where) {
@@ -746,38 +786,7 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   // backends: before the models are read, which name them.
   const auto* backends = read::array(root, "backends", "");
   if (!backends || backends->empty()) refuse("backends", "must list at least one backend");
-  for (std::size_t i = 0; i < backends->size(); ++i) {
-    const std::string where = "backends[" + std::to_string(i) + "]";
-    const auto& entry = read::object_at((*backends)[i], where);
-    backend_config backend;
-    backend.name = read::string(entry, "name", where);
-    if (backend.name.empty()) refuse(where + ".name", "must be a non-empty string");
-    backend.kind = read::string(entry, "kind", where, backend.kind);
-    if (std::find(kinds.begin(), kinds.end(), backend.kind) == kinds.end()) {
-      std::string list;
-      for (const auto k : kinds) list += (list.empty() ? "\"" : ", \"") + std::string(k) + "\"";
-      refuse(where + ".kind", "must be one of " + list + " (not \"" + backend.kind + "\")");
-    }
-    if (backend.kind == "demo") {
-      only_known_keys(entry, where, {"name", "kind"}, " of a demo backend");
-    } else if (backend.kind == "anthropic") {
-      only_known_keys(entry, where, {"name", "kind", "base_url", "api_key_env", "api_key", "model", "retries",
-                                     "version", "max_tokens"});
-      (void)read::string(entry, "version", where);
-      (void)read::count(entry, "max_tokens", where, 0);
-    } else if (backend.kind == "openai" || backend.kind == "ollama") {
-      only_known_keys(entry, where, {"name", "kind", "base_url", "api_key_env", "api_key", "model", "retries"},
-                      " of an " + backend.kind + " backend");
-    }  // a kind registered in C++ reads its own keys from `options`
-    backend.base_url = read::string(entry, "base_url", where);
-    backend.api_key = read::secret(entry, where, false);
-    backend.model = read::string(entry, "model", where);
-    backend.retries = read::narrow_count<unsigned>(entry, "retries", where, backend.retries, 0, detail::max_retries);
-    for (const auto& other : config.backends)
-      if (other.name == backend.name) refuse(where + ".name", "repeats \"" + backend.name + "\"");
-    backend.options = entry;
-    config.backends.push_back(std::move(backend));
-  }
+  config.backends = detail::read_backends(*backends, "backends", kinds);
 
   // The older form's fallback list, for models given as plain names.
   std::vector<std::string> every_backend;

@@ -1,10 +1,14 @@
-// A loopback OpenAI-compatible server over node-llama-cpp, for the suites
-// that need a real inference engine (real_engine_test, openai_sdk_test,
-// prompt_reuse_test): llama.cpp, 1 thread, CPU, behind /v1/models,
-// /v1/chat/completions (whole and SSE with the usage chunk), /v1/embeddings
-// and /tokenize.
+// A loopback OpenAI-compatible server over node-llama-cpp: the real
+// inference engine of the suites that need one (real_engine_test,
+// openai_sdk_test, prompt_reuse_test) and the engine the evaluation kit
+// serves a GGUF candidate with (examples/evaluate). llama.cpp, 1 thread,
+// CPU, behind /v1/models, /v1/chat/completions (whole and SSE with the
+// usage chunk), /v1/embeddings and /tokenize.
 //
-//   node llama_harness.mjs <folder holding node_modules> <model.gguf>
+//   node llama_engine.mjs <folder holding node_modules> <model.gguf>
+//
+// Sampling: temperature (0, greedy, when absent), top_p, top_k and seed as
+// OpenAI's fields name them; max_tokens (24 when absent, at most 128).
 //
 // Prefix reuse as llama-server does it (tools/server/server-context.cpp):
 // one context with SLOTS sequences, each a slot keeping the tokens it last
@@ -81,6 +85,14 @@ function chooseSlot(idSlot, tokens) {
   return best ?? slots.reduce((lru, slot) => (slot.lastUsed < lru.lastUsed ? slot : lru));
 }
 
+// OpenAI's sampling fields as node-llama-cpp names them; greedy unless asked.
+const samplingOf = (body) => ({
+  temperature: body.temperature ?? 0,
+  ...(body.top_p != null && {topP: body.top_p}),
+  ...(body.top_k != null && {topK: body.top_k}),
+  ...(body.seed != null && {seed: body.seed}),
+});
+
 async function chat(body, response) {
   const prompt = promptOf(body.messages ?? []);
   const tokens = promptTokensOf(prompt);
@@ -114,7 +126,7 @@ async function chat(body, response) {
     evaluation = {n, cached: sequence.nextTokenIndex - n, ms: performance.now() - started};
   };
   const text = await slot.completion.generateCompletion(tokens.slice(model.tokens.bos == null ? 0 : 1), {
-    maxTokens, temperature: 0,
+    maxTokens, ...samplingOf(body),
     onToken: promptDone,
     onTextChunk(piece) {
       if (body.stream) response.write(chunk([{index: 0, delta: {content: piece}, finish_reason: null}]));

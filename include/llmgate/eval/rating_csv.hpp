@@ -1,0 +1,273 @@
+// rating_csv: a rater's batch as a CSV file to rate offline, and the filled
+// file read back into the run store.
+//
+// The file (RFC 4180: CRLF line ends, a field quoted when it holds a comma,
+// a quote or a line end, quotes doubled inside) has the header
+// item_id,prompt,response,score and one row per answer the rater has not
+// rated yet, in the order of the batch, the score empty. The rater fills
+// scores 0 to 10 (whole numbers); a row left empty is not rated yet.
+//
+// Import is all or nothing: every error in the file is reported, each
+// naming its line, and nothing is stored unless the whole file is right.
+// Spreadsheets' habits are accepted: a UTF-8 byte order mark, LF line ends,
+// spaces around a score, blank lines. The file need not say whose it is:
+// its items tell, unless an answer in it is rated by several raters.
+#pragma once
+
+#include <algorithm>    // std::stable_sort
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::int64_t
+#include <filesystem>   // std::filesystem::path
+#include <fstream>      // std::ifstream
+#include <iterator>     // std::istreambuf_iterator
+#include <set>          // std::set
+#include <span>         // std::span
+#include <string>       // std::string, std::to_string
+#include <string_view>  // std::string_view
+#include <utility>      // std::move
+#include <vector>       // std::vector
+
+#include "llmgate/error.hpp"                   // llmgate::error, errc
+#include "llmgate/eval/rating_assignment.hpp"  // rating_catalog, rater_batch
+#include "llmgate/eval/run_records.hpp"        // rating_record
+#include "llmgate/eval/run_store.hpp"          // run_store
+
+namespace llmgate::inline v0 {
+
+namespace detail::rating {
+
+inline void append_csv_field(std::string& out, std::string_view field) {
+  if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out += field;
+    return;
+  }
+  out += '"';
+  for (const char c : field) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
+/// One record of a CSV file and the line it starts on (1-based).
+struct csv_record {
+  std::size_t line = 0;
+  std::vector<std::string> fields;
+};
+
+/// What is wrong on a line.
+struct csv_error {
+  std::size_t line = 0;
+  std::string what;
+};
+
+/// Splits `text` into records (RFC 4180, CRLF or LF line ends). Appends
+/// what is wrong to `errors`; records the parse could not finish are left out.
+inline std::vector<csv_record> parse_csv(std::string_view text, std::vector<csv_error>& errors) {
+  std::vector<csv_record> records;
+  std::size_t line = 1;
+  std::size_t i = 0;
+  const auto at_line_end = [&](std::size_t at) {
+    return at < text.size() && (text[at] == '\n' || (text[at] == '\r' && at + 1 < text.size() && text[at + 1] == '\n'));
+  };
+  const auto skip_line_end = [&] {
+    i += text[i] == '\r' ? 2 : 1;
+    ++line;
+  };
+  while (i < text.size()) {
+    csv_record record{.line = line, .fields = {}};
+    bool broken = false;
+    for (;;) {  // one field each turn
+      std::string field;
+      if (i < text.size() && text[i] == '"') {
+        const std::size_t opened = line;
+        ++i;
+        bool closed = false;
+        while (i < text.size()) {
+          if (text[i] == '"') {
+            if (i + 1 < text.size() && text[i + 1] == '"') {
+              field += '"';
+              i += 2;
+              continue;
+            }
+            ++i;
+            closed = true;
+            break;
+          }
+          if (text[i] == '\n') ++line;
+          field += text[i++];
+        }
+        if (!closed) {
+          errors.push_back({opened, "a quoted field is not closed"});
+          return records;
+        }
+        if (i < text.size() && text[i] != ',' && !at_line_end(i)) {
+          errors.push_back({line, "characters after a quoted field's closing quote"});
+          broken = true;
+        }
+      }
+      while (i < text.size() && text[i] != ',' && !at_line_end(i)) {
+        if (text[i] == '"' && !broken) {
+          errors.push_back({line, "a quote inside a field that does not start with one"});
+          broken = true;
+        }
+        field += text[i++];
+      }
+      record.fields.push_back(std::move(field));
+      if (i < text.size() && text[i] == ',') {
+        ++i;
+        continue;
+      }
+      if (i < text.size()) skip_line_end();
+      break;
+    }
+    const bool blank = record.fields.size() == 1 && record.fields.front().empty();
+    if (!broken && !blank) records.push_back(std::move(record));
+  }
+  return records;
+}
+
+}  // namespace detail::rating
+
+/// The CSV header line's fields.
+inline constexpr std::string_view rating_csv_header = "item_id,prompt,response,score";
+
+/// The answers of `batch` that its rater has not rated in `ratings`, as a
+/// CSV file to fill.
+inline std::string export_rating_csv(const rating_catalog& catalog, const rater_batch& batch,
+                                     std::span<const rating_record> ratings) {
+  std::set<std::string_view> rated;
+  for (const auto& r : ratings)
+    if (r.rater == batch.rater) rated.insert(r.request_key);
+  std::string out(rating_csv_header);
+  out += "\r\n";
+  for (const auto& key : batch.request_keys) {
+    const rating_item* item = catalog.by_key(key);
+    if (!item || rated.contains(key)) continue;
+    detail::rating::append_csv_field(out, item->id);
+    out += ',';
+    detail::rating::append_csv_field(out, item->prompt);
+    out += ',';
+    detail::rating::append_csv_field(out, item->response);
+    out += ",\r\n";
+  }
+  return out;
+}
+
+/// Reads a filled CSV file (`text`; `name` names it in errors) into the
+/// store as `batch.rater`'s ratings, all at `at_unix_ms`. Returns how many
+/// it stored. Throws llmgate::error (invalid_request), naming the file and
+/// every wrong line, and stores nothing, when the header is not
+/// rating_csv_header, a row has other than 4 fields, an item id is not in
+/// the batch or comes twice, or a score is not a whole number from 0 to 10.
+inline std::size_t import_rating_csv(run_store& store, const rating_catalog& catalog, const rater_batch& batch,
+                                     std::string_view text, std::string_view name, std::int64_t at_unix_ms) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  std::vector<detail::rating::csv_error> errors;
+  const auto records = detail::rating::parse_csv(text, errors);
+  std::vector<rating_record> ratings;
+  if (records.empty() || records.front().line != 1) {
+    errors.push_back({1, "the header " + std::string(rating_csv_header) + " is missing"});
+  } else {
+    const auto& header = records.front().fields;
+    std::string joined;
+    for (std::size_t f = 0; f < header.size(); ++f) joined += (f ? "," : "") + header[f];
+    if (joined != rating_csv_header)
+      errors.push_back({1, "the header is '" + joined + "', not " + std::string(rating_csv_header)});
+  }
+  const std::set<std::string_view> in_batch(batch.request_keys.begin(), batch.request_keys.end());
+  std::set<std::string_view> seen;
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    const auto& [line, fields] = records[r];
+    if (fields.size() != 4) {
+      errors.push_back({line, std::to_string(fields.size()) + " fields, not 4 (item_id, prompt, response, score)"});
+      continue;
+    }
+    const rating_item* item = catalog.by_id(fields[0]);
+    if (!item || !in_batch.contains(item->request_key)) {
+      errors.push_back({line, "item id '" + fields[0] + "' is not in the batch of rater " + batch.rater});
+      continue;
+    }
+    if (!seen.insert(item->id).second) {
+      errors.push_back({line, "item id '" + fields[0] + "' comes twice"});
+      continue;
+    }
+    std::string_view score = fields[3];
+    while (!score.empty() && (score.front() == ' ' || score.front() == '\t')) score.remove_prefix(1);
+    while (!score.empty() && (score.back() == ' ' || score.back() == '\t')) score.remove_suffix(1);
+    if (score.empty()) continue;  // not rated yet
+    int value = 0;
+    bool number = score.size() <= 2;
+    for (const char c : score) {
+      number = number && c >= '0' && c <= '9';
+      value = value * 10 + (c - '0');
+    }
+    if (!number || value > 10) {
+      errors.push_back({line, "score '" + std::string(score) + "' is not a whole number from 0 to 10"});
+      continue;
+    }
+    ratings.push_back({batch.rater, item->request_key, value, at_unix_ms});
+  }
+  if (!errors.empty()) {
+    std::stable_sort(errors.begin(), errors.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
+    std::string message = "rating CSV " + std::string(name) + ": nothing imported:";
+    for (const auto& e : errors) message += "\n  line " + std::to_string(e.line) + ": " + e.what;
+    throw error(errc::invalid_request, message);
+  }
+  for (const auto& rating : ratings) store.put_rating(rating);
+  return ratings.size();
+}
+
+/// The batch a filled CSV file (`text`; `name` names it in errors) was
+/// exported from: the one batch holding every item the file lists, so that
+/// a file can be imported without saying whose it is. Throws llmgate::error
+/// (invalid_request) when no batch or more than one holds them all (an
+/// answer rated by several raters: the rater must then be named).
+inline const rater_batch& rating_csv_batch(const rating_catalog& catalog, std::span<const rater_batch> batches,
+                                           std::string_view text, std::string_view name) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  std::vector<detail::rating::csv_error> ignored;  // import_rating_csv reports them
+  const auto records = detail::rating::parse_csv(text, ignored);
+  std::vector<std::string_view> keys;
+  for (std::size_t r = 1; r < records.size(); ++r)
+    if (const rating_item* item = catalog.by_id(records[r].fields.front())) keys.push_back(item->request_key);
+  std::vector<const rater_batch*> holding;
+  for (const auto& batch : batches) {
+    const std::set<std::string_view> in_batch(batch.request_keys.begin(), batch.request_keys.end());
+    bool all = !keys.empty();
+    for (const auto key : keys) all = all && in_batch.contains(key);
+    if (all) holding.push_back(&batch);
+  }
+  if (holding.size() == 1) return *holding.front();
+  std::string message = "rating CSV " + std::string(name) + ": ";
+  if (holding.empty()) {
+    message += "its items are not all in one rater's batch";
+  } else {
+    message += "its items are in the batches of";
+    for (const auto* batch : holding) message += " " + batch->rater;
+    message += ": name the rater";
+  }
+  throw error(errc::invalid_request, message);
+}
+
+/// Reads the file at `path` and imports it (import_rating_csv) as the
+/// ratings of `rater`, or, when `rater` is empty, of the rater whose batch
+/// holds its items (rating_csv_batch). Throws llmgate::error: io_failure
+/// when it cannot be read; invalid_request when `rater` has no batch, and
+/// as those two do.
+inline std::size_t import_rating_csv_file(run_store& store, const rating_catalog& catalog,
+                                          std::span<const rater_batch> batches, const std::filesystem::path& path,
+                                          std::string_view rater, std::int64_t at_unix_ms) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw error(errc::io_failure, "rating CSV " + path.string() + " cannot be read");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw error(errc::io_failure, "rating CSV " + path.string() + " cannot be read");
+  if (rater.empty())
+    return import_rating_csv(store, catalog, rating_csv_batch(catalog, batches, text, path.string()), text, path.string(),
+                             at_unix_ms);
+  for (const auto& batch : batches)
+    if (batch.rater == rater) return import_rating_csv(store, catalog, batch, text, path.string(), at_unix_ms);
+  throw error(errc::invalid_request, "rating CSV " + path.string() + ": there is no rater '" + std::string(rater) + "'");
+}
+
+}  // namespace llmgate::inline v0

@@ -37,12 +37,12 @@ namespace net = boost::asio;
 
 namespace {
 
-using failure = decltype(request_result::error);  // named through the member, whatever the enum is called
+using llmgate::request_failure;
 
 const std::string chat_path = "/v1/chat/completions";
 
 request_result answer(std::string candidate, std::int64_t prompt, std::int64_t repetition, std::string text,
-                      failure error = failure::none) {
+                      request_failure error = request_failure::none) {
   request_result result;
   result.request.key = "evaluation/" + candidate + "/" + std::to_string(prompt) + "/" + std::to_string(repetition);
   result.request.candidate = std::move(candidate);
@@ -225,7 +225,7 @@ BOOST_FIXTURE_TEST_CASE(a_scorer_that_answers_well_scores_every_answer_but_the_r
   auto plan = plan_with({{.kind = judge_kind::scorer, .candidate = "judge-model",
                           .sampling = {{"temperature", 0}, {"max_tokens", 200}}}});
   auto results = three_answers;
-  results.push_back(answer("beta-model", 1, 0, "Phone Bob.", failure::server_error));  // failed: not judged
+  results.push_back(answer("beta-model", 1, 0, "Phone Bob.", request_failure::server_error));  // failed: not judged
   const auto made = judge(plan, results);
 
   BOOST_TEST(asked_for == std::vector<std::string>{"judge-model"}, boost::test_tools::per_element());

@@ -62,7 +62,7 @@
 #include "llmgate/eval/evaluation_plan.hpp"   // evaluation_plan, judge_config
 #include "llmgate/eval/judge_templates.hpp"   // judge_template, check_judge_template, fill_placeholders
 #include "llmgate/eval/judge_verdict.hpp"     // parse_judge_verdict, judge_*_prefix
-#include "llmgate/eval/run_records.hpp"       // request_result, score_record, its error kinds and to_string
+#include "llmgate/eval/run_records.hpp"       // request_result, score_record, request_failure
 
 namespace llmgate::inline v0 {
 
@@ -150,23 +150,19 @@ struct judge_task {
   std::string question = {};
 };
 
-// request_result's error kind (run_records.hpp), named through the member so
-// that this header does not depend on the enum's name.
-using judge_failure = decltype(request_result::error);
-
 struct judge_reply {
   std::string text = {};
-  judge_failure error = judge_failure::none;
+  request_failure error = request_failure::none;
   std::string message = {};
 };
 
-inline judge_failure classify_judge_failure(const backend_error& e) noexcept {
+inline request_failure classify_judge_failure(const backend_error& e) noexcept {
   const auto code = static_cast<errc>(e.code().value());
-  if (code == errc::upstream_timeout) return judge_failure::timeout;
-  if (code == errc::upstream_unreachable || code == errc::circuit_open) return judge_failure::unreachable;
-  if (e.status() == 429) return judge_failure::rate_limited;
-  if (e.status() >= 400 && e.status() < 500) return judge_failure::client_error;
-  return judge_failure::server_error;
+  if (code == errc::upstream_timeout) return request_failure::timeout;
+  if (code == errc::upstream_unreachable || code == errc::circuit_open) return request_failure::unreachable;
+  if (e.status() == 429) return request_failure::rate_limited;
+  if (e.status() >= 400 && e.status() < 500) return request_failure::client_error;
+  return request_failure::server_error;
 }
 
 // One question, cancelled when `timeout` passes first.
@@ -180,7 +176,7 @@ inline net::awaitable<judge_reply> ask_judge(any_backend backend, chat_request r
   if (order[0] == 1 && timer_code)  // the timer was cancelled, not expired: the caller cancelled the question
     throw boost::system::system_error(timer_code);
   if (order[0] == 1)
-    co_return judge_reply{.error = judge_failure::timeout,
+    co_return judge_reply{.error = request_failure::timeout,
                           .message = "no answer within " + std::to_string(timeout.count()) + " ms"};
   if (failure) {
     try {
@@ -323,11 +319,11 @@ inline net::awaitable<std::vector<score_record>> judge_answers(
     detail::judge_reply reply;
     for (int attempt = 0; attempt < 2 && !verdict; ++attempt) {  // a malformed answer is asked again, once
       reply = co_await detail::ask_judge(backends[task.judge], request, timeout);
-      if (reply.error != detail::judge_failure::none) break;
+      if (reply.error != request_failure::none) break;
       verdict = parse_judge_verdict(judge.kind, reply.text, task.labels);
     }
     std::string failed;
-    if (reply.error != detail::judge_failure::none)
+    if (reply.error != request_failure::none)
       failed = std::string(judge_error_prefix) + std::string(to_string(reply.error)) + ": " + reply.message;
     else if (!verdict)
       failed = std::string(judge_unparsed_prefix) + reply.text;

@@ -21,8 +21,11 @@
 // "unparsed: " + the raw output. A judge that cannot be asked (an error
 // status, no connection, no answer within plan.request_timeout_ms) is
 // recorded with value empty and detail "error: <kind>: <message>", the kind as
-// request_result's error kinds are named (timeout, unreachable, server_error...);
-// outcome_of() tells the two apart. Neither is ever a score.
+// request_result's error kinds are named (timeout, unreachable, server_error...),
+// also when it is the retry that fails; it is not asked again here.
+// outcome_of() tells the two apart. Neither is ever a score. A resumed run
+// skips both, unless its already_scored() answers false for records whose
+// outcome_of() is judge_outcome::error, to ask those judges again.
 //
 // Questions are chat requests (complete, not streamed): one user message,
 // the filled template; model = the judge candidate's model; parameters = the

@@ -209,6 +209,17 @@ BOOST_AUTO_TEST_CASE(placeholders_are_filled_in_one_pass) {
   BOOST_TEST(filled == "[{{b}}] [B]");
 }
 
+BOOST_AUTO_TEST_CASE(a_prompt_of_several_messages_is_shown_role_by_role) {
+  evaluation_plan plan;
+  plan.templates = {{.name = "brief", .messages = {{.role = "system", .content = "You brief."},
+                                                   {.role = "user", .content = "Tasks for {{day}}: {{tasks}}."}}}};
+  plan.prompts = {{.template_name = "brief", .variables = {{"day", "Monday"}, {"tasks", "a, {{b}}"}}}};
+  BOOST_TEST(llmgate::evaluation_prompt_text(plan, 0) == "system: You brief.\n\nuser: Tasks for Monday: a, {{b}}.");
+  BOOST_CHECK_THROW(llmgate::evaluation_prompt_text(plan, 1), llmgate::error);
+  plan.prompts[0].template_name = "other";
+  BOOST_CHECK_THROW(llmgate::evaluation_prompt_text(plan, 0), llmgate::error);
+}
+
 BOOST_AUTO_TEST_CASE(choice_order_is_fixed_by_seed_prompt_and_repetition) {
   // Computed apart, in Python, from SplitMix64 and Fisher-Yates as documented.
   using order = std::vector<std::size_t>;
@@ -288,6 +299,18 @@ BOOST_FIXTURE_TEST_CASE(a_judge_that_refuses_is_recorded_as_an_error_and_not_ask
   BOOST_TEST(made[0].detail.starts_with("error: server_error: "));
   BOOST_TEST(made[0].detail.find("the judge fell over") != std::string::npos);
   BOOST_TEST((llmgate::outcome_of(made[0]) == judge_outcome::error));
+  BOOST_TEST(server.requests(chat_path) == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_rate_limited_judge_is_recorded_as_rate_limited, judge_fixture) {
+  server.on(chat_path, reply::rate_limited(1000ms));
+  auto plan = plan_with({{.kind = judge_kind::choice, .candidate = "judge-model"}});
+  const auto made = judge(plan, three_answers);
+  BOOST_REQUIRE(made.size() == 3u);  // every member of the group
+  for (const auto& score : made) {
+    BOOST_TEST(!score.value.has_value());
+    BOOST_TEST(score.detail.starts_with("error: rate_limited: "));
+  }
   BOOST_TEST(server.requests(chat_path) == 1u);
 }
 

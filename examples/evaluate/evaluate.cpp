@@ -21,6 +21,7 @@
 //
 // Exit status: 0 done; 1 the evaluation file is invalid or the run failed;
 // 2 a usage error.
+#include <algorithm>   // std::find_if, std::min
 #include <chrono>      // std::chrono
 #include <cstdio>      // std::printf, std::fprintf
 #include <exception>   // std::exception
@@ -28,7 +29,9 @@
 #include <fstream>     // std::ofstream
 #include <map>         // std::map
 #include <memory>      // std::unique_ptr, std::make_shared
+#include <set>         // std::set
 #include <string>      // std::string
+#include <utility>     // std::pair
 #include <vector>      // std::vector
 
 #include <CLI/CLI.hpp>  // command line (Debian libcli11-dev)
@@ -133,11 +136,19 @@ fs::path evaluate(const llmgate::evaluation_plan& plan, llmgate::run_store& stor
   for (const auto& score : scores) store.put_score(score);
   std::fprintf(stderr, "evaluate: %zu answers scored\n", scores.size());
   if (!plan.judges.empty()) {
-    const auto judged = run_to_end(
+    // A verdict or an unparsed answer stands; a judge that erred (unreachable,
+    // timed out) is asked again by the next run.
+    std::set<std::pair<std::string, std::string>, std::less<>> judged;
+    for (const auto& s : store.scores())
+      if (llmgate::outcome_of(s) != llmgate::judge_outcome::error) judged.emplace(s.request_key, s.method);
+    const auto verdicts = run_to_end(
         context, llmgate::judge_answers(
                      plan, results, [&](std::string_view candidate) { return served.backends.at(std::string(candidate)); },
-                     already_scored, [&](const llmgate::score_record& verdict) { store.put_score(verdict); }));
-    std::fprintf(stderr, "evaluate: %zu judge verdicts\n", judged.size());
+                     [&](std::string_view key, std::string_view method) {
+                       return judged.contains(std::pair{std::string(key), std::string(method)});
+                     },
+                     [&](const llmgate::score_record& verdict) { store.put_score(verdict); }));
+    std::fprintf(stderr, "evaluate: %zu judge verdicts\n", verdicts.size());
   }
   for (auto info : store.served_models()) {  // the engines' memory after the run
     const auto engine = served.engines.find(plan.find_candidate(info.candidate)->gguf);

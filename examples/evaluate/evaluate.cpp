@@ -36,11 +36,10 @@
 
 #include <CLI/CLI.hpp>  // command line (Debian libcli11-dev)
 
-#include <boost/asio/co_spawn.hpp>    // net::co_spawn
 #include <boost/asio/io_context.hpp>  // net::io_context
 #include <boost/asio/signal_set.hpp>  // net::signal_set: the rating page serves until Ctrl-C
-#include <boost/asio/use_future.hpp>  // net::use_future
 
+#include <llmgate/backend/blocking.hpp>          // run_blocking
 #include <llmgate/eval.hpp>                     // the evaluation kit
 #include <llmgate/server/backend_registry.hpp>  // backend_registry: a backend of every configured kind
 
@@ -51,15 +50,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace net = boost::asio;
 constexpr int done = 0, failed = 1, usage = 2;
-
-// Runs `work` on `context` to its end and returns what it returns.
-template <class T>
-T run_to_end(net::io_context& context, net::awaitable<T> work) {
-  auto future = net::co_spawn(context, std::move(work), net::use_future);
-  context.restart();
-  context.run();
-  return future.get();
-}
 
 std::int64_t now_unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -111,7 +101,7 @@ std::vector<std::vector<float>> embed(const llmgate::evaluation_embedder& embedd
   for (std::size_t first = 0; first < texts.size(); first += batch) {
     llmgate::embedding_request request{.model = embedder.model, .input = {}, .parameters = {}};
     for (std::size_t i = first; i < std::min(texts.size(), first + batch); ++i) request.input.push_back(texts[i]);
-    auto response = run_to_end(context, backend.embed(request));
+    auto response = llmgate::run_blocking(context, backend.embed(request));
     for (auto& vector : response.embeddings) vectors.push_back(std::move(vector));
   }
   return vectors;
@@ -125,7 +115,7 @@ fs::path evaluate(const llmgate::evaluation_plan& plan, llmgate::run_store& stor
   auto served = serve_candidates(plan, store, context, out, engine_script, node_dir);
   llmgate::run_progress progress;
   llmgate::evaluation_runner runner(plan, served.backends, store, progress);
-  run_to_end(context, runner.run());
+  llmgate::run_blocking(context, runner.run());
 
   const auto results = store.results();
   const auto already_scored = [&](std::string_view key, std::string_view method) { return store.has_score(key, method); };
@@ -141,7 +131,7 @@ fs::path evaluate(const llmgate::evaluation_plan& plan, llmgate::run_store& stor
     std::set<std::pair<std::string, std::string>, std::less<>> judged;
     for (const auto& s : store.scores())
       if (llmgate::outcome_of(s) != llmgate::judge_outcome::error) judged.emplace(s.request_key, s.method);
-    const auto verdicts = run_to_end(
+    const auto verdicts = llmgate::run_blocking(
         context, llmgate::judge_answers(
                      plan, results, [&](std::string_view candidate) { return served.backends.at(std::string(candidate)); },
                      [&](std::string_view key, std::string_view method) {
@@ -181,12 +171,9 @@ struct rating_request {
 
 int rate(const llmgate::evaluation_plan& plan, llmgate::run_store& store, const rating_request& asked) {
   const auto results = store.results();
-  const auto rendered = llmgate::render_prompts(plan);
-  const auto prompt_of = [&](const llmgate::planned_request& r) {
-    std::string text;
-    for (const auto& m : rendered.at(static_cast<std::size_t>(r.prompt))) text += (text.empty() ? "" : "\n\n") + m.content;
-    return text;
-  };
+  std::vector<std::string> prompt_texts;
+  for (const auto& messages : llmgate::render_prompts(plan)) prompt_texts.push_back(llmgate::prompt_text(messages));
+  const auto prompt_of = [&](const llmgate::planned_request& r) { return prompt_texts.at(static_cast<std::size_t>(r.prompt)); };
   llmgate::rating_catalog catalog(results, llmgate::rating_secret(store), prompt_of);
   if (catalog.size() == 0) {
     std::fprintf(stderr, "evaluate: nothing to rate yet: run the evaluation first\n");

@@ -17,6 +17,7 @@
 #include "llmgate/eval/judge.hpp"
 #include "llmgate/eval/judge_templates.hpp"
 #include "llmgate/eval/judge_verdict.hpp"
+#include "llmgate/eval/prompt_rendering.hpp"
 #include "llmgate/eval/rating_assignment.hpp"
 #include "llmgate/eval/rating_csv.hpp"
 #include "llmgate/eval/rating_server.hpp"

@@ -214,10 +214,10 @@ BOOST_AUTO_TEST_CASE(a_prompt_of_several_messages_is_shown_role_by_role) {
   plan.templates = {{.name = "brief", .messages = {{.role = "system", .content = "You brief."},
                                                    {.role = "user", .content = "Tasks for {{day}}: {{tasks}}."}}}};
   plan.prompts = {{.template_name = "brief", .variables = {{"day", "Monday"}, {"tasks", "a, {{b}}"}}}};
-  BOOST_TEST(llmgate::evaluation_prompt_text(plan, 0) == "system: You brief.\n\nuser: Tasks for Monday: a, {{b}}.");
-  BOOST_CHECK_THROW(llmgate::evaluation_prompt_text(plan, 1), llmgate::error);
+  BOOST_TEST(llmgate::prompt_text(llmgate::render_prompts(plan).at(0)) ==
+             "system: You brief.\n\nuser: Tasks for Monday: a, {{b}}.");
   plan.prompts[0].template_name = "other";
-  BOOST_CHECK_THROW(llmgate::evaluation_prompt_text(plan, 0), llmgate::error);
+  BOOST_CHECK_THROW(llmgate::render_prompts(plan), llmgate::error);
 }
 
 BOOST_AUTO_TEST_CASE(choice_order_is_fixed_by_seed_prompt_and_repetition) {

@@ -65,6 +65,7 @@
 #include "llmgate/eval/evaluation_plan.hpp"   // evaluation_plan, judge_config
 #include "llmgate/eval/judge_templates.hpp"   // judge_template, check_judge_template, fill_placeholders
 #include "llmgate/eval/judge_verdict.hpp"     // parse_judge_verdict, judge_*_prefix
+#include "llmgate/eval/prompt_rendering.hpp"  // render_prompts, prompt_text
 #include "llmgate/eval/run_records.hpp"       // request_result, score_record, request_failure
 
 namespace llmgate::inline v0 {
@@ -75,46 +76,7 @@ struct judge_options {
   std::uint64_t seed = 22;  ///< orders each choice group's answers (choice_order)
 };
 
-/// The method judge `index` of the plan records its verdicts under.
-inline std::string judge_method(const evaluation_plan& plan, std::size_t index) {
-  const judge_config& judge = plan.judges.at(index);
-  std::string method = "judge:" + std::string(to_string(judge.kind));
-  for (std::size_t other = 0; other < plan.judges.size(); ++other)
-    if (other != index && plan.judges[other].kind == judge.kind) return method + ":" + judge.candidate;
-  return method;
-}
 
-/// The text of the plan's prompt `index` as the candidates were asked it:
-/// its template's messages with its variables filled in; one message: its
-/// content; several: "role: content" each, a blank line apart. Throws
-/// llmgate::error (invalid_request) naming the prompt for a template the plan
-/// lacks or a variable the prompt does not set.
-inline std::string evaluation_prompt_text(const evaluation_plan& plan, std::int64_t index) {
-  const std::string which = "prompt " + std::to_string(index);
-  if (index < 0 || static_cast<std::size_t>(index) >= plan.prompts.size())
-    throw error(errc::invalid_request, which + " is not in the prompt set");
-  const evaluation_prompt& prompt = plan.prompts[static_cast<std::size_t>(index)];
-  const prompt_template* found = nullptr;
-  for (const auto& t : plan.templates)
-    if (t.name == prompt.template_name) found = &t;
-  if (!found) throw error(errc::invalid_request, which + " names the template \"" + prompt.template_name + "\", which the plan does not hold");
-  const auto value = [&](std::string_view name) -> std::optional<std::string_view> {
-    const auto it = prompt.variables.find(std::string(name));
-    if (it == prompt.variables.end()) return std::nullopt;
-    return std::string_view(it->second);
-  };
-  const auto unknown = [&](std::string_view name) {
-    throw error(errc::invalid_request, which + ": the template \"" + found->name + "\" uses {{" + std::string(name) +
-                                           "}}, which the prompt does not set");
-  };
-  if (found->messages.size() == 1) return fill_placeholders(found->messages.front().content, value, unknown);
-  std::string text;
-  for (const auto& message : found->messages) {
-    if (!text.empty()) text += "\n\n";
-    text += message.role + ": " + fill_placeholders(message.content, value, unknown);
-  }
-  return text;
-}
 
 /// The label of the answer shown at `position`: A..Z, then AA, AB...
 inline std::string answer_label(std::size_t position) {
@@ -237,11 +199,11 @@ inline net::awaitable<std::vector<score_record>> judge_answers(
     auto& first = first_reference_of[result.request.prompt];
     if (!first || result.request.repetition < first->request.repetition) first = &result;
   }
-  std::map<std::int64_t, std::string> prompt_texts;
-  const auto prompt_text = [&](std::int64_t prompt) -> const std::string& {
-    auto found = prompt_texts.find(prompt);
-    if (found == prompt_texts.end()) found = prompt_texts.emplace(prompt, evaluation_prompt_text(plan, prompt)).first;
-    return found->second;
+  // Every prompt as one text, rendered before anything is sent.
+  std::vector<std::string> prompt_texts;
+  for (const auto& messages : render_prompts(plan)) prompt_texts.push_back(llmgate::prompt_text(messages));
+  const auto text_of_prompt = [&](std::int64_t prompt) -> const std::string& {
+    return prompt_texts.at(static_cast<std::size_t>(prompt));
   };
   const auto never = [](std::string_view name) {
     throw error(errc::invalid_request, "judge template: {{" + std::string(name) + "}} is not filled");  // checked above
@@ -261,7 +223,7 @@ inline net::awaitable<std::vector<score_record>> judge_answers(
           reference = same != reference_of.end() ? same->second : first != first_reference_of.end() ? first->second : nullptr;
           if (!reference) continue;
         }
-        const std::string& prompt = prompt_text(answer->request.prompt);
+        const std::string& prompt = text_of_prompt(answer->request.prompt);
         const auto value = [&](std::string_view name) -> std::optional<std::string_view> {
           if (name == "prompt") return std::string_view(prompt);
           if (name == "answer") return std::string_view(answer->response);
@@ -297,7 +259,7 @@ inline net::awaitable<std::vector<score_record>> judge_answers(
         if (p > 0) shown_answers += "\n\n";
         shown_answers += "Answer " + task.labels[p] + ":\n<<<\n" + members[task.shown[p]]->response + "\n>>>";
       }
-      const std::string& prompt = prompt_text(group.first);
+      const std::string& prompt = text_of_prompt(group.first);
       const auto value = [&](std::string_view name) -> std::optional<std::string_view> {
         if (name == "prompt") return std::string_view(prompt);
         if (name == "answers") return std::string_view(shown_answers);

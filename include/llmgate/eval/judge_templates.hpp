@@ -37,6 +37,16 @@ inline std::string_view to_string(judge_kind kind) noexcept {
   return "scorer";
 }
 
+/// The method judge `index` of the plan records its verdicts under:
+/// "judge:<kind>", or "judge:<kind>:<candidate>" where two judges share a kind.
+inline std::string judge_method(const evaluation_plan& plan, std::size_t index) {
+  const judge_config& judge = plan.judges.at(index);
+  std::string method = "judge:" + std::string(to_string(judge.kind));
+  for (std::size_t other = 0; other < plan.judges.size(); ++other)
+    if (other != index && plan.judges[other].kind == judge.kind) return method + ":" + judge.candidate;
+  return method;
+}
+
 /// The placeholders a template of `kind` must hold (and the only ones it may).
 inline std::vector<std::string_view> judge_placeholders(judge_kind kind) {
   switch (kind) {

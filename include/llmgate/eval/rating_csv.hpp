@@ -28,6 +28,7 @@
 #include <vector>       // std::vector
 
 #include "llmgate/error.hpp"                   // llmgate::error, errc
+#include "llmgate/eval/detail/report_text.hpp"  // report_detail::csv_row
 #include "llmgate/eval/rating_assignment.hpp"  // rating_catalog, rater_batch
 #include "llmgate/eval/run_records.hpp"        // rating_record
 #include "llmgate/eval/run_store.hpp"          // run_store
@@ -35,19 +36,6 @@
 namespace llmgate::inline v0 {
 
 namespace detail::rating {
-
-inline void append_csv_field(std::string& out, std::string_view field) {
-  if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
-    out += field;
-    return;
-  }
-  out += '"';
-  for (const char c : field) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-}
 
 /// One record of a CSV file and the line it starts on (1-based).
 struct csv_record {
@@ -144,12 +132,8 @@ inline std::string export_rating_csv(const rating_catalog& catalog, const rater_
   for (const auto& key : batch.request_keys) {
     const rating_item* item = catalog.by_key(key);
     if (!item || rated.contains(key)) continue;
-    detail::rating::append_csv_field(out, item->id);
-    out += ',';
-    detail::rating::append_csv_field(out, item->prompt);
-    out += ',';
-    detail::rating::append_csv_field(out, item->response);
-    out += ",\r\n";
+    const std::string fields[] = {item->id, item->prompt, item->response, ""};
+    out += report_detail::csv_row(fields);
   }
   return out;
 }

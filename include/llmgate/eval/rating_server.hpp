@@ -51,6 +51,7 @@
 #include <boost/beast/http/string_body.hpp>  // boost::beast::http::string_body
 #include <boost/beast/http/write.hpp>        // boost::beast::http::async_write
 
+#include "llmgate/eval/detail/report_text.hpp"  // report_detail::escape_html
 #include "llmgate/eval/rating_assignment.hpp"  // rating_catalog, rater_batch, valid_rater_id
 #include "llmgate/eval/run_records.hpp"        // rating_record
 #include "llmgate/eval/run_store.hpp"          // run_store
@@ -58,22 +59,6 @@
 namespace llmgate::inline v0 {
 
 namespace detail::rating {
-
-inline std::string html_escaped(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 /// One value of an application/x-www-form-urlencoded text ('+' is a space,
 /// %XX a byte); false when a % is not followed by two hex digits.
@@ -168,7 +153,7 @@ class rating_site {
       ".scale button{min-width:2.5rem;padding:.5rem;margin:.15rem;font-size:1rem}"
       ".progress{color:#555}.error{color:#a00}";
 
-  static std::string escaped(std::string_view text) { return detail::rating::html_escaped(text); }
+  static std::string escaped(std::string_view text) { return report_detail::escape_html(text); }
 
   std::string page(std::string_view heading, std::string_view content) const {
     return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escaped(options_.title) +
@@ -367,7 +352,7 @@ class rating_server {
           answer = site_.handle(std::string_view(request.method_string()), std::string_view(request.target()),
                                 request.body());
         } catch (const std::exception& e) {
-          answer = {500, {}, "<!DOCTYPE html>\n<p>Failed: " + detail::rating::html_escaped(e.what()) + "</p>\n"};
+          answer = {500, {}, "<!DOCTYPE html>\n<p>Failed: " + report_detail::escape_html(e.what()) + "</p>\n"};
         }
       }
       http::response<http::string_body> response(static_cast<http::status>(answer.status), 11);

@@ -43,61 +43,15 @@
 #include "llmgate/eval/detail/report_text.hpp"  // number_text, utc_text
 #include "llmgate/eval/evaluation_plan.hpp"     // evaluation_plan, judge_kind
 #include "llmgate/eval/evaluation_summary.hpp"  // evaluation_summary, candidate_summary
+#include "llmgate/eval/judge_templates.hpp"     // judge_method
 #include "llmgate/eval/run_records.hpp"         // request_result, score_record, rating_record
 
 namespace llmgate::inline v0 {
 
 namespace results_detail {
 
+using report_detail::csv_row;
 using report_detail::number_text;
-
-/// The method each of the plan's judges records its verdicts under, as
-/// judge.hpp names it: "judge:<kind>", or "judge:<kind>:<candidate>" where
-/// two judges share a kind.
-inline std::vector<std::string> judge_methods(const evaluation_plan& plan) {
-  const auto kind_name = [](judge_kind kind) -> std::string_view {
-    switch (kind) {
-      case judge_kind::scorer: return "scorer";
-      case judge_kind::comparer: return "comparer";
-      case judge_kind::comparer_reasoning: return "comparer_reasoning";
-      case judge_kind::choice: return "choice";
-    }
-    return "scorer";
-  };
-  std::vector<std::string> methods;
-  for (std::size_t j = 0; j < plan.judges.size(); ++j) {
-    std::string method = "judge:" + std::string(kind_name(plan.judges[j].kind));
-    for (std::size_t other = 0; other < plan.judges.size(); ++other)
-      if (other != j && plan.judges[other].kind == plan.judges[j].kind) {
-        method += ":" + plan.judges[j].candidate;
-        break;
-      }
-    methods.push_back(std::move(method));
-  }
-  return methods;
-}
-
-/// One field as RFC 4180 writes it.
-inline std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out += '"';
-}
-
-/// One row, CRLF-terminated.
-inline std::string csv_row(std::span<const std::string> fields) {
-  std::string out;
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (i) out += ',';
-    out += csv_field(fields[i]);
-  }
-  return out += "\r\n";
-}
-
 
 inline std::string optional_number(const std::optional<double>& value) { return value ? number_text(*value) : ""; }
 
@@ -164,7 +118,7 @@ inline std::vector<std::string> plan_methods(const evaluation_plan& plan) {
       add(scorer);
     }
   }
-  for (auto& method : judge_methods(plan)) add(std::move(method));
+  for (std::size_t j = 0; j < plan.judges.size(); ++j) add(judge_method(plan, j));
   return methods;
 }
 
@@ -344,7 +298,10 @@ inline boost::json::object evaluation_json(const evaluation_plan& plan, const ca
       if (runs(method)) line[method] = score(method);
     }
   }
-  for (const auto& method : results_detail::judge_methods(plan)) line[method] = score(method);
+  for (std::size_t j = 0; j < plan.judges.size(); ++j) {
+    const auto method = judge_method(plan, j);
+    line[method] = score(method);
+  }
   line["human"] = c.ratings ? boost::json::value(c.human_mean) : boost::json::value(nullptr);
   line["ratings"] = c.ratings;
   line["resent"] = c.resent;

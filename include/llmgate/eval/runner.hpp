@@ -77,6 +77,7 @@
 #include "llmgate/chat/chunk_handler.hpp"      // chat_chunk handlers
 #include "llmgate/error.hpp"                   // llmgate::error, errc
 #include "llmgate/eval/evaluation_plan.hpp"    // evaluation_plan
+#include "llmgate/eval/prompt_rendering.hpp"   // render_prompts
 #include "llmgate/eval/request_outcome.hpp"    // classify_failure, timeout_failure
 #include "llmgate/eval/run_progress.hpp"       // run_progress, progress_counts
 #include "llmgate/eval/run_records.hpp"        // planned_request, request_result
@@ -89,54 +90,6 @@ namespace net = boost::asio;
 
 /// The backend that answers for each candidate, by candidate name.
 using candidate_backends = std::map<std::string, any_backend, std::less<>>;
-
-/// `text` with each {{name}} (spaces inside the braces allowed) replaced by
-/// that variable's value. Values are not scanned again; a "{{" with no
-/// "}}" after it is text. Throws llmgate::error (invalid_request) naming
-/// prompt `prompt` and the variable when the prompt does not set it.
-inline std::string render_template_text(std::string_view text, const std::map<std::string, std::string>& variables,
-                                        std::size_t prompt) {
-  std::string out;
-  std::size_t at = 0;
-  for (;;) {
-    const std::size_t open = text.find("{{", at);
-    const std::size_t close = open == std::string_view::npos ? open : text.find("}}", open + 2);
-    if (close == std::string_view::npos) break;
-    out.append(text.substr(at, open - at));
-    std::string_view name = text.substr(open + 2, close - open - 2);
-    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
-    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
-    const auto value = variables.find(std::string(name));
-    if (value == variables.end())
-      throw error(errc::invalid_request, "prompt " + std::to_string(prompt) + ": variable {{" + std::string(name) +
-                                             "}} is not set by the prompt");
-    out += value->second;
-    at = close + 2;
-  }
-  out.append(text.substr(at));
-  return out;
-}
-
-/// The messages of every prompt of `plan`, its template rendered, in the
-/// prompt set's order. Throws llmgate::error (invalid_request) naming the
-/// prompt when its template is unknown or uses a variable it does not set.
-inline std::vector<std::vector<chat_message>> render_prompts(const evaluation_plan& plan) {
-  std::vector<std::vector<chat_message>> rendered;
-  rendered.reserve(plan.prompts.size());
-  for (std::size_t i = 0; i < plan.prompts.size(); ++i) {
-    const evaluation_prompt& prompt = plan.prompts[i];
-    const prompt_template* found = nullptr;
-    for (const auto& t : plan.templates)
-      if (t.name == prompt.template_name) found = &t;
-    if (!found)
-      throw error(errc::invalid_request,
-                  "prompt " + std::to_string(i) + ": no template named \"" + prompt.template_name + "\"");
-    std::vector<chat_message> messages = found->messages;
-    for (auto& message : messages) message.content = render_template_text(message.content, prompt.variables, i);
-    rendered.push_back(std::move(messages));
-  }
-  return rendered;
-}
 
 /// The backend of every candidate that names one of plan.backends, made by
 /// `registry` with `client` as its connection pool, sending the candidate's

@@ -1,6 +1,7 @@
-// report_text: the few text forms the evaluation kit's report and result
-// files share: numbers written so that they read back to the same double,
-// text escaped for HTML, and instants as UTC dates.
+// report_text: the few text forms the evaluation kit's report, result
+// files and rating page share: numbers written so that they read back to
+// the same double, text escaped for HTML, CSV fields and rows (RFC 4180),
+// and instants as UTC dates.
 #pragma once
 
 #include <algorithm>    // std::min
@@ -10,6 +11,7 @@
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t
 #include <cstdio>       // std::snprintf
+#include <span>         // std::span
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 
@@ -81,6 +83,27 @@ inline int utc_hour(std::int64_t unix_ms) {
   constexpr std::int64_t hour_ms = 3'600'000;
   const std::int64_t hours = unix_ms >= 0 ? unix_ms / hour_ms : -((-unix_ms + hour_ms - 1) / hour_ms);
   return static_cast<int>(((hours % 24) + 24) % 24);
+}
+
+/// One field as RFC 4180 writes it.
+inline std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out += '"';
+}
+
+/// One row, CRLF-terminated.
+inline std::string csv_row(std::span<const std::string> fields) {
+  std::string out;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i) out += ',';
+    out += csv_field(fields[i]);
+  }
+  return out += "\r\n";
 }
 
 }  // namespace llmgate::inline v0::report_detail

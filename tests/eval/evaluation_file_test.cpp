@@ -8,7 +8,7 @@
 #include <boost/json/parse.hpp>
 
 #include "llmgate/eval/evaluation_file.hpp"
-#include "temporary_directory.hpp"
+#include "../temporary_directory.hpp"
 
 namespace llmgate {
 namespace {

@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "backend/upstream_server.hpp"
+#include "../backend/upstream_server.hpp"
 #include "llmgate/eval/run_store.hpp"
-#include "temporary_directory.hpp"
+#include "../temporary_directory.hpp"
 
 extern char** environ;
 

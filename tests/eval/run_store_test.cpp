@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "llmgate/eval/run_store.hpp"
-#include "temporary_directory.hpp"
+#include "../temporary_directory.hpp"
 
 namespace llmgate {
 namespace {

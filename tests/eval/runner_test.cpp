@@ -18,7 +18,7 @@
 #include <boost/asio/ip/tcp.hpp>      // a port nothing listens on
 #include <boost/json/value.hpp>       // boost::json::value
 
-#include "backend/upstream_server.hpp"          // upstream_server, reply
+#include "../backend/upstream_server.hpp"          // upstream_server, reply
 #include "llmgate/backend/blocking.hpp"         // run_blocking
 #include "llmgate/backend/http_client.hpp"      // http_client
 #include "llmgate/backend/openai_backend.hpp"   // openai_backend

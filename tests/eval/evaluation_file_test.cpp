@@ -26,7 +26,7 @@ const char* const good = R"({
   "repetitions": 3, "warmup": 2, "concurrency": 5,
   "sampling": {"max_tokens": 64},
   "embedders": [{"name": "hashing"}, {"name": "tiny", "candidate": "small"}],
-  "judges": [{"kind": "comparer_reasoning", "candidate": "large"}],
+  "judges": [{"kind": "comparer_reasoning", "candidate": "large", "max_answers": 10}],
   "schedule": {"requests": 2, "every_seconds": 5, "duration_seconds": 20}
 })";
 
@@ -82,6 +82,7 @@ BOOST_FIXTURE_TEST_CASE(a_good_file_reads_into_the_plan, folder_with_model) {
   BOOST_TEST(plan.embedders[1].candidate == "small");
   BOOST_TEST_REQUIRE(plan.judges.size() == 1u);
   BOOST_TEST((plan.judges[0].kind == judge_kind::comparer_reasoning));
+  BOOST_TEST(plan.judges[0].max_answers == 10u);
   BOOST_TEST(plan.schedule.enabled());
   BOOST_TEST(plan.schedule.every_seconds == 5.0);
   BOOST_TEST(file.fingerprint.size() == 16u);

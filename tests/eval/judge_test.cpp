@@ -444,6 +444,29 @@ BOOST_FIXTURE_TEST_CASE(a_choice_group_fully_scored_is_skipped, judge_fixture) {
   BOOST_TEST(server.requests(chat_path) == 1u);
 }
 
+BOOST_FIXTURE_TEST_CASE(max_answers_judges_each_candidates_first_answers_and_first_groups, judge_fixture) {
+  server.on(chat_path, reply::chat("Fine.\nScore: 5"));
+  auto plan = plan_with({{.kind = judge_kind::scorer, .candidate = "judge-model", .max_answers = 1}});
+  std::vector<request_result> results;
+  for (std::int64_t prompt = 0; prompt < 3; ++prompt)
+    for (const char* candidate : {"alpha-model", "beta-model", "gamma-model"})
+      results.push_back(answer(candidate, prompt, 0, std::string(candidate) + " on " + std::to_string(prompt)));
+  auto made = judge(plan, results);
+  BOOST_REQUIRE(made.size() == 2u);
+  BOOST_TEST(made[0].request_key == "evaluation/beta-model/0/0");
+  BOOST_TEST(made[1].request_key == "evaluation/gamma-model/0/0");
+  // Resumed with those scored: the same first answer counts, and nothing more is asked.
+  std::set<std::pair<std::string, std::string>> scored = {{"evaluation/beta-model/0/0", "judge:scorer"},
+                                                          {"evaluation/gamma-model/0/0", "judge:scorer"}};
+  BOOST_TEST(judge(plan, results, scored).empty());
+
+  server.on(chat_path, reply::chat("Choice: B"));
+  plan = plan_with({{.kind = judge_kind::choice, .candidate = "judge-model", .max_answers = 2}});
+  made = judge(plan, results);
+  BOOST_TEST(made.size() == 6u);  // two groups of three
+  BOOST_TEST(made.back().request_key.ends_with("/1/0"));
+}
+
 BOOST_FIXTURE_TEST_CASE(a_bad_plan_is_refused_before_anything_is_sent, judge_fixture) {
   server.on(chat_path, reply::chat("Fine.\nScore: 5"));
   const auto refusal = [&](const evaluation_plan& plan) -> std::string {

@@ -17,7 +17,8 @@
 //     "scorers":    ["tfidf", "bleu", "embedding", "sem_bleu"],
 //     "embedders":  [{"name": "hashing"}, {"name": "small", "candidate": "small"}],
 //     "judges":     [{"kind": "scorer", "candidate": "large"}, {"kind": "choice", "candidate": "large",
-//                     "template_file": "my_choice.txt"}],
+//                     "template_file": "my_choice.txt", "max_answers": 100}],   (max_answers: each candidate's
+//                                                first answers only, for judges that cost too much to ask about all)
 //     "agreement_bottom_k": 2,
 //     "schedule":   {"requests": 10, "every_seconds": 3600, "duration_seconds": 86400}
 //   }
@@ -274,7 +275,7 @@ inline evaluation_file evaluation_file::from_json(const boost::json::value& valu
     for (std::size_t i = 0; i < judges->size(); ++i) {
       const std::string where = "judges[" + std::to_string(i) + "]";
       const auto& entry = read::object_at((*judges)[i], where);
-      only_known_keys(entry, where, {"kind", "candidate", "template", "template_file", "sampling"});
+      only_known_keys(entry, where, {"kind", "candidate", "template", "template_file", "sampling", "max_answers"});
       const std::string kind = read::string(entry, "kind", where);
       const auto found = std::find(detail::judge_kind_names.begin(), detail::judge_kind_names.end(), kind);
       if (found == detail::judge_kind_names.end())
@@ -289,6 +290,7 @@ inline evaluation_file evaluation_file::from_json(const boost::json::value& valu
         fingerprinted += j.template_text;
       }
       j.sampling = detail::read_sampling(entry, where);
+      j.max_answers = read::count(entry, "max_answers", where, 0);
       plan.judges.push_back(std::move(j));
     }
   }

@@ -72,6 +72,7 @@ struct judge_config {
   std::string candidate;             ///< the candidate whose model judges (it may also be evaluated)
   std::string template_text = {};    ///< empty: the kit's default template for the kind
   boost::json::object sampling = {};
+  std::uint64_t max_answers = 0;     ///< > 0: judges only each candidate's first answers (choice: groups), in the run's order
 };
 
 /// An embedder whose cosine between an answer and the reference is a scoring

@@ -214,8 +214,11 @@ inline net::awaitable<std::vector<score_record>> judge_answers(
     const judge_config& judge = plan.judges[j];
     const std::string_view text = judge_template(judge);
     if (judge.kind != judge_kind::choice) {
+      std::map<std::string, std::uint64_t, std::less<>> judged_of;  // answers taken per candidate (max_answers)
       for (const request_result* answer : answers) {
-        if (answer->request.candidate == plan.reference || already_scored(answer->request.key, methods[j])) continue;
+        if (answer->request.candidate == plan.reference) continue;
+        if (judge.max_answers > 0 && judged_of[answer->request.candidate]++ >= judge.max_answers) continue;
+        if (already_scored(answer->request.key, methods[j])) continue;
         const request_result* reference = nullptr;
         if (judge.kind != judge_kind::scorer) {
           const auto same = reference_of.find({answer->request.prompt, answer->request.repetition});
@@ -245,9 +248,11 @@ inline net::awaitable<std::vector<score_record>> judge_answers(
       for (const auto* member : found->second) taken = taken || member->request.candidate == answer->request.candidate;
       if (!taken) found->second.push_back(answer);
     }
+    std::uint64_t groups_taken = 0;
     for (const auto& group : group_order) {
       auto& members = groups[group];
       if (members.size() < 2) continue;
+      if (judge.max_answers > 0 && groups_taken++ >= judge.max_answers) break;
       bool done = true;
       for (const auto* member : members) done = done && already_scored(member->request.key, methods[j]);
       if (done) continue;

@@ -484,7 +484,7 @@ BOOST_FIXTURE_TEST_CASE(a_bad_plan_is_refused_before_anything_is_sent, judge_fix
   auto plan = plan_with({{.kind = judge_kind::scorer, .candidate = "judge-model"}});
   plan.prompts[0].variables.clear();
   BOOST_TEST(refusal(plan) ==
-             "prompt 0: the template \"briefing\" uses {{tasks}}, which the prompt does not set: invalid request");
+             "prompt 0: variable {{tasks}} is not set by the prompt: invalid request");
   BOOST_TEST(server.requests() == 0u);
 }
 

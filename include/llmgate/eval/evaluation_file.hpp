@@ -183,8 +183,9 @@ inline evaluation_file evaluation_file::from_json(const boost::json::value& valu
     const std::string gguf = read::string(entry, "gguf", where);
     if (gguf.empty() == c.backend.empty()) refuse(where, "must name either a backend or a gguf file, one of them");
     if (!gguf.empty()) {
-      c.gguf = folder / gguf;
       std::error_code ec;
+      c.gguf = std::filesystem::weakly_canonical(folder / gguf, ec);  // as the report shows it: no "../"
+      if (ec) c.gguf = folder / gguf;
       if (!std::filesystem::is_regular_file(c.gguf, ec)) refuse(config_path(where, "gguf"), "cannot read '" + c.gguf.string() + "'");
     } else if (std::none_of(plan.backends.begin(), plan.backends.end(), [&](const backend_config& b) { return b.name == c.backend; })) {
       refuse(config_path(where, "backend"), "names \"" + c.backend + "\", which is not in backends");

@@ -66,6 +66,7 @@
 #include "llmgate/eval/judge_templates.hpp"   // judge_template, check_judge_template, fill_placeholders
 #include "llmgate/eval/judge_verdict.hpp"     // parse_judge_verdict, judge_*_prefix
 #include "llmgate/eval/prompt_rendering.hpp"  // render_prompts, prompt_text
+#include "llmgate/eval/request_outcome.hpp"   // classify_failure, timeout_failure: as the runner records its failures
 #include "llmgate/eval/run_records.hpp"       // request_result, score_record, request_failure
 
 namespace llmgate::inline v0 {
@@ -121,15 +122,6 @@ struct judge_reply {
   std::string message = {};
 };
 
-inline request_failure classify_judge_failure(const backend_error& e) noexcept {
-  const auto code = static_cast<errc>(e.code().value());
-  if (code == errc::upstream_timeout) return request_failure::timeout;
-  if (code == errc::upstream_unreachable || code == errc::circuit_open) return request_failure::unreachable;
-  if (e.status() == 429) return request_failure::rate_limited;
-  if (e.status() >= 400 && e.status() < 500) return request_failure::client_error;
-  return request_failure::server_error;
-}
-
 // One question, cancelled when `timeout` passes first.
 inline net::awaitable<judge_reply> ask_judge(any_backend backend, chat_request request, std::chrono::milliseconds timeout) {
   const auto executor = co_await net::this_coro::executor;
@@ -140,14 +132,16 @@ inline net::awaitable<judge_reply> ask_judge(any_backend backend, chat_request r
           .async_wait(net::experimental::wait_for_one(), net::use_awaitable);
   if (order[0] == 1 && timer_code)  // the timer was cancelled, not expired: the caller cancelled the question
     throw boost::system::system_error(timer_code);
-  if (order[0] == 1)
-    co_return judge_reply{.error = request_failure::timeout,
-                          .message = "no answer within " + std::to_string(timeout.count()) + " ms"};
+  if (order[0] == 1) {
+    auto failed = timeout_failure(timeout);
+    co_return judge_reply{.error = failed.error, .message = std::move(failed.message)};
+  }
   if (failure) {
     try {
       std::rethrow_exception(failure);
-    } catch (const backend_error& e) {
-      co_return judge_reply{.error = classify_judge_failure(e), .message = e.what()};
+    } catch (const backend_error&) {  // the judge's failure, recorded; anything else ends the judging
+      auto failed = classify_failure(failure);
+      co_return judge_reply{.error = failed.error, .message = std::move(failed.message)};
     }
   }
   co_return judge_reply{.text = std::move(response.content)};

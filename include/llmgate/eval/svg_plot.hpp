@@ -215,6 +215,15 @@ inline std::size_t widest(auto groups) {
   return most;
 }
 
+// The chart's frame, axes and group labels, with a note where there is no data.
+inline std::string opened(const frame& f, auto groups, bool has_data) {
+  std::vector<std::string> labels;
+  for (const auto& g : groups) labels.push_back(g.label);
+  std::string out = f.open() + f.axes(labels);
+  if (!has_data) out += f.no_data();
+  return out;
+}
+
 inline std::string series_name(const chart& c, const std::string& group, std::size_t s) {
   return s < c.legend.size() ? c.legend[s] : group;
 }
@@ -243,10 +252,7 @@ inline std::string box_plot(const chart& c, std::span<const box_group> groups) {
                            c.whole_numbers);
   const std::size_t per_group = widest(groups);
   frame f(c, groups.size(), per_group, y);
-  std::vector<std::string> labels;
-  for (const auto& g : groups) labels.push_back(g.label);
-  std::string out = f.open() + f.axes(labels);
-  if (!lo) out += f.no_data();
+  std::string out = opened(f, groups, lo.has_value());
   const double half = f.slot() * 0.35;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     for (std::size_t s = 0; s < boxes[g].size(); ++s) {
@@ -291,10 +297,7 @@ inline std::string bar_chart(const chart& c, std::span<const bar_group> groups) 
                            c.y_max.value_or(std::max(0.0, hi.value_or(1))), fixed, c.whole_numbers);
   const std::size_t per_group = widest(groups);
   frame f(c, groups.size(), per_group, y);
-  std::vector<std::string> labels;
-  for (const auto& g : groups) labels.push_back(g.label);
-  std::string out = f.open() + f.axes(labels);
-  if (!lo) out += f.no_data();
+  std::string out = opened(f, groups, lo.has_value());
   const double half = f.slot() * 0.4;
   const double base = f.y(std::min(std::max(0.0, y.lo), y.hi));
   for (std::size_t g = 0; g < groups.size(); ++g) {

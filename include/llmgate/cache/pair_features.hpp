@@ -1,0 +1,656 @@
+// pair_featurizer: what a learned verifier knows of two requests, as a
+// fixed list of numbers computed from the two texts alone.
+//
+// The embedder's similarity says how much two texts share overall; the
+// features say what kind of difference is left: which words only one side
+// has and how rare they are (an unshared "Java" outweighs an unshared
+// "the"), whether the two ask the same kind of question ("how can I" /
+// "can I"), whether numbers, negation or the order of things named differ
+// (lexical_guard's checks), whether the named things (capitalised words,
+// model numbers) agree, and overlaps at the levels of words, stems, word
+// pairs and character n-grams, which survive typos and inflections. These
+// are the text-pair features known to work on Quora Question Pairs; none
+// depends on how often a question was seen.
+//
+// Cost: prepare() tokenizes and hashes a text once (it allocates; the
+// overload that fills a prepared_text reuses its memory); features() only
+// merges sorted hash lists and counts bits, allocation-free. The verifier
+// bench (scripts/bench verifier) measures both per candidate.
+#pragma once
+
+#include <algorithm>    // std::sort, std::unique, std::find, std::binary_search, std::min, std::max
+#include <array>        // std::array
+#include <bit>          // std::popcount, std::bit_ceil, std::rotl
+#include <cmath>        // std::log, std::log1p, std::sqrt, std::isfinite
+#include <cstddef>      // std::size_t
+#include <cstdint>      // std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t
+#include <span>         // std::span
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <tuple>        // std::tuple
+#include <utility>      // std::pair, std::move, std::swap
+#include <vector>       // std::vector
+
+#include "llmgate/cache/guard.hpp"          // lexical_guard, veto_reason
+#include "llmgate/detail/xxhash.hpp"        // XXH3_64bits_withSeed
+#include "llmgate/embed/stemmer.hpp"        // stem_english_suffixes
+#include "llmgate/embed/tokenizer.hpp"      // tokenize, token_list, token_kind
+#include "llmgate/embed/unicode.hpp"        // unicode::decode_utf8, classify, simple_case_fold
+#include "llmgate/store/snapshot_file.hpp"  // store::snapshot_writer, store::snapshot_reader
+
+namespace llmgate::inline v0 {
+
+namespace detail {
+
+inline constexpr std::uint64_t pair_word_seed = 0x51ED270B27D4EB2Full;
+inline constexpr std::uint64_t pair_entity_seed = 0x2545F4914F6CDD1Dull;
+
+/// The hash of one case-folded token, as word_idf and the features key words.
+inline std::uint64_t pair_word_hash(std::string_view folded) noexcept {
+  return XXH3_64bits_withSeed(folded.data(), folded.size(), pair_word_seed);
+}
+
+// A 64-bit finaliser (MurmurHash3's), for combining hashes and short n-grams.
+constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
+  x ^= x >> 33;
+  x *= 0xFF51AFD7ED558CCDull;
+  x ^= x >> 33;
+  x *= 0xC4CEB9FE1A85EC53ull;
+  return x ^ (x >> 33);
+}
+
+// Sorts and removes repeats.
+inline void sort_unique(std::vector<std::uint64_t>& values) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+}
+
+// How many values two sorted lists without repeats share.
+inline std::size_t shared_count(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b) noexcept {
+  std::size_t i = 0, j = 0, shared = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i] < b[j]) {
+      ++i;
+    } else if (b[j] < a[i]) {
+      ++j;
+    } else {
+      ++shared, ++i, ++j;
+    }
+  }
+  return shared;
+}
+
+// part / whole, and `if_none` where whole is 0 (two empty sets agree fully).
+inline float share(double part, double whole, float if_none = 1.0f) noexcept {
+  return whole > 0 ? static_cast<float>(part / whole) : if_none;
+}
+
+// English words that carry little of a question's subject.
+inline constexpr std::array<std::string_view, 64> stop_words = {
+    "a",    "an",   "the",   "of",    "to",   "in",   "on",    "at",   "for",  "by",    "with",  "from", "and",
+    "or",   "but",  "if",    "as",    "is",   "are",  "was",   "were", "be",   "been",  "being", "do",   "does",
+    "did",  "i",    "me",    "my",    "you",  "your", "we",    "our",  "it",   "its",   "this",  "that", "these",
+    "those", "he",  "she",   "they",  "them", "their", "his",  "her",  "what", "which", "who",   "how",  "why",
+    "when", "where", "can",  "could", "should", "would", "will", "there", "about", "some"};
+
+inline bool is_stop_word(std::uint64_t hash) noexcept {
+  static const auto sorted = [] {
+    std::array<std::uint64_t, stop_words.size()> hashes{};
+    for (std::size_t i = 0; i < stop_words.size(); ++i) hashes[i] = pair_word_hash(stop_words[i]);
+    std::sort(hashes.begin(), hashes.end());
+    return hashes;
+  }();
+  return std::binary_search(sorted.begin(), sorted.end(), hash);
+}
+
+// Words that say what kind of question a text asks; a bit each.
+inline constexpr std::array<std::string_view, 16> question_words = {
+    "what", "how", "why", "which", "who", "when", "where", "can",
+    "is",   "are", "should", "does", "do", "will", "could", "would"};
+
+}  // namespace detail
+
+/// Inverse document frequency of words (by detail::pair_word_hash of the
+/// case-folded token), fitted on training texts as scikit-learn's smooth
+/// IDF: ln((1 + n) / (1 + df)) + 1 for a word found in df of n texts. A
+/// default-constructed one has n = 0 and so weighs every word 1.
+class word_idf {
+ public:
+  word_idf() = default;
+
+  /// Counts in how many of `texts` each word occurs.
+  static word_idf fit(std::span<const std::string> texts) {
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> counted;  // (hash, 1) per word per text
+    token_list tokens;
+    std::vector<std::uint64_t> words;
+    for (const auto& text : texts) {
+      tokenize(text, tokens);
+      words.clear();
+      for (std::size_t i = 0; i < tokens.size(); ++i) words.push_back(detail::pair_word_hash(tokens[i].text));
+      detail::sort_unique(words);
+      for (const auto w : words) counted.emplace_back(w, 1);
+    }
+    std::sort(counted.begin(), counted.end());
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> frequencies;
+    for (const auto& [hash, one] : counted) {
+      if (!frequencies.empty() && frequencies.back().first == hash) {
+        ++frequencies.back().second;
+      } else {
+        frequencies.emplace_back(hash, one);
+      }
+    }
+    word_idf idf;
+    idf.documents_ = texts.size();
+    idf.build(frequencies);
+    return idf;
+  }
+
+  /// The IDF of a word; unseen words get that of df = 0.
+  float of(std::uint64_t word_hash) const noexcept {
+    if (!keys_.empty()) {
+      const std::uint64_t key = word_hash == 0 ? 1 : word_hash;
+      for (std::size_t at = slot_of(key);; at = (at + 1) & (keys_.size() - 1)) {
+        if (keys_[at] == key) return idf_[at];
+        if (keys_[at] == 0) break;
+      }
+    }
+    return unseen_;
+  }
+
+  /// Texts fitted on, and distinct words seen.
+  std::uint64_t documents() const noexcept { return documents_; }
+  std::size_t words() const noexcept { return words_; }
+
+  /// Appends the document count and each word's hash and document
+  /// frequency, in order of hash (so equal fits give equal bytes).
+  void save_to(store::snapshot_writer& out) const {
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> frequencies;
+    frequencies.reserve(words_);
+    for (std::size_t at = 0; at < keys_.size(); ++at)
+      if (keys_[at] != 0) frequencies.emplace_back(keys_[at], df_[at]);
+    std::sort(frequencies.begin(), frequencies.end());
+    out.write(documents_);
+    out.write(static_cast<std::uint64_t>(frequencies.size()));
+    for (const auto& [hash, df] : frequencies) {
+      out.write(hash);
+      out.write(df);
+    }
+  }
+
+  /// Reads what save_to() wrote. On content that cannot be right (more
+  /// words than bytes left, a frequency of 0 or above the document count,
+  /// hashes out of order) it marks `in` corrupt and returns an empty
+  /// word_idf: check in.finish() before using what was read.
+  static word_idf load_from(store::snapshot_reader& in) {
+    const auto documents = in.read<std::uint64_t>();
+    const auto count = in.read<std::uint64_t>();
+    constexpr std::size_t entry_bytes = sizeof(std::uint64_t) + sizeof(std::uint32_t);
+    if (count > in.remaining() / entry_bytes) {
+      in.mark_corrupt();
+      return {};
+    }
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> frequencies(static_cast<std::size_t>(count));
+    for (auto& [hash, df] : frequencies) {
+      hash = in.read<std::uint64_t>();
+      df = in.read<std::uint32_t>();
+    }
+    for (std::size_t i = 0; i < frequencies.size(); ++i) {
+      const auto& [hash, df] = frequencies[i];
+      if (df == 0 || df > documents || hash == 0 || (i > 0 && frequencies[i - 1].first >= hash)) {
+        in.mark_corrupt();
+        return {};
+      }
+    }
+    word_idf idf;
+    idf.documents_ = documents;
+    idf.build(frequencies);
+    return idf;
+  }
+
+ private:
+  float idf_of(std::uint64_t df) const noexcept {
+    return static_cast<float>(std::log((1.0 + static_cast<double>(documents_)) / (1.0 + static_cast<double>(df))) +
+                              1.0);
+  }
+
+  std::size_t slot_of(std::uint64_t key) const noexcept { return detail::mix64(key) & (keys_.size() - 1); }
+
+  // An open-addressing table at most half full: one probe or two per word.
+  void build(std::span<const std::pair<std::uint64_t, std::uint32_t>> frequencies) {
+    unseen_ = idf_of(0);
+    words_ = frequencies.size();
+    if (frequencies.empty()) return;
+    const std::size_t capacity = std::bit_ceil(2 * frequencies.size());
+    keys_.assign(capacity, 0);
+    df_.assign(capacity, 0);
+    idf_.assign(capacity, 0.0f);
+    for (const auto& [hash, df] : frequencies) {
+      const std::uint64_t key = hash == 0 ? 1 : hash;
+      std::size_t at = slot_of(key);
+      while (keys_[at] != 0) at = (at + 1) & (capacity - 1);
+      keys_[at] = key;
+      df_[at] = df;
+      idf_[at] = idf_of(df);
+    }
+  }
+
+  std::uint64_t documents_ = 0;
+  std::size_t words_ = 0;
+  float unseen_ = 1.0f;
+  std::vector<std::uint64_t> keys_;  // 0: empty slot (a hash of 0 is stored as 1)
+  std::vector<std::uint32_t> df_;
+  std::vector<float> idf_;
+};
+
+/// A text as the pair features need it, made once per text by
+/// pair_featurizer::prepare(). Fields are filled together; read them, do
+/// not edit them.
+struct prepared_text {
+  /// One distinct token (any kind): its hash, weight and count.
+  struct word {
+    std::uint64_t hash;
+    float idf;
+    std::uint16_t count;
+    bool stop;  ///< an English function word
+  };
+  static constexpr std::size_t ngram_bits = 2048;
+  using ngram_set = std::array<std::uint64_t, ngram_bits / 64>;
+
+  token_list tokens;                        ///< for guard_veto()
+  std::vector<std::uint64_t> sequence;      ///< each token but symbols, in order (lexical_guard's words)
+  std::vector<std::uint64_t> sorted_sequence;
+  std::vector<word> words;                  ///< distinct tokens, by hash
+  std::vector<std::uint64_t> stems;         ///< distinct stems (English inflections stripped), sorted
+  std::vector<std::uint64_t> bigrams;       ///< distinct pairs of consecutive stems, sorted
+  std::vector<std::uint64_t> numbers;       ///< number tokens, in order
+  std::vector<std::uint64_t> sorted_numbers;
+  std::vector<std::uint64_t> entities;      ///< distinct named-thing tokens, sorted
+  ngram_set char3{}, char5{};               ///< character 3- and 5-grams of the folded text, as bit sets
+  std::uint32_t char3_count = 0, char5_count = 0;
+  std::uint32_t characters = 0;             ///< code points of the folded tokens joined by spaces
+  float idf_sum = 0;                        ///< over distinct words
+  float tfidf_norm = 0;
+  std::uint16_t question_words = 0;         ///< a bit per detail::question_words found
+  std::int8_t first_question_word = -1;     ///< index of the first found, -1 for none
+  std::uint8_t negation_parity = 0;         ///< lexical_guard's negation count, modulo 2
+  bool order_word = false;                  ///< lexical_guard's order words: one is present
+};
+
+class pair_featurizer {
+ public:
+  static constexpr std::size_t feature_count = 42;
+  static constexpr std::uint32_t feature_set_version = 1;
+  static constexpr std::array<std::string_view, feature_count> feature_names = {
+      "similarity",            // the embedder's cosine
+      "word_jaccard",          // distinct tokens: shared / all
+      "word_overlap_min",      // shared / the smaller side's
+      "word_overlap_max",      // shared / the larger side's
+      "stem_jaccard",
+      "content_jaccard",       // tokens that are not English function words
+      "content_overlap_min",
+      "idf_shared_share",      // IDF mass shared / IDF mass of both
+      "idf_unshared_mass",     // IDF mass of the tokens only one side has
+      "idf_unshared_max",      // the rarest of those
+      "unshared_words",        // how many tokens only one side has
+      "unshared_words_min",    // ... on the side with fewer of them
+      "tfidf_cosine",
+      "idf_mean",              // how rare the words are: specific questions
+      "bigram_jaccard",        // consecutive stems
+      "bigram_overlap_min",
+      "char3_jaccard",
+      "char3_overlap_min",
+      "char5_jaccard",
+      "char5_overlap_min",
+      "words_ratio",           // shorter / longer, in tokens
+      "words_difference",      // ln(1 + |difference|)
+      "chars_ratio",
+      "chars_difference",      // ln(1 + |difference|)
+      "words_total",           // ln(1 + both lengths)
+      "first_word_equal",
+      "last_word_equal",
+      "question_words_equal",  // the same set of what/how/why/can/is...
+      "question_words_one_side",
+      "first_question_word_equal",
+      "lcs_words_ratio",       // longest common subsequence / the longer
+      "common_run_ratio",      // longest common run of tokens / the shorter
+      "prefix_ratio",          // common leading tokens / the shorter
+      "suffix_ratio",          // common trailing tokens / the shorter
+      "numbers_equal",         // both have numbers, the same ones
+      "numbers_differ",        // both have numbers, not the same
+      "numbers_one_side",
+      "negation_differs",      // lexical_guard's checks
+      "order_swapped",
+      "guard_vetoes",
+      "entities_shared",       // capitalised words, words with digits
+      "entities_unshared",
+  };
+
+  explicit pair_featurizer(word_idf idf = {}) : idf_(std::move(idf)) {}
+
+  prepared_text prepare(std::string_view text) const {
+    prepared_text out;
+    prepare(text, out);
+    return out;
+  }
+
+  /// Fills `out` with what the features need of `text`, reusing its memory.
+  void prepare(std::string_view text, prepared_text& out) const {
+    tokenize(text, out.tokens);
+    const token_list& tokens = out.tokens;
+    out.sequence.clear();
+    out.numbers.clear();
+    out.stems.clear();
+    out.bigrams.clear();
+    out.words.clear();
+    out.question_words = 0;
+    out.first_question_word = -1;
+    out.order_word = false;
+    out.char3.fill(0);
+    out.char5.fill(0);
+
+    std::vector<std::uint64_t>& hashes = out.sorted_sequence;  // every token's hash, for counting below
+    hashes.clear();
+    int negations = 0;
+    std::string stem;
+    std::uint64_t previous_stem = 0;
+    std::uint64_t window = 0;  // the last bytes of the folded text, for the character n-grams
+    std::size_t window_bytes = 0;
+    out.characters = 0;
+    const auto add_byte = [&](unsigned char byte) {
+      window = (window << 8) | byte;
+      ++window_bytes;
+      if (window_bytes >= 3) set_bit(out.char3, window & 0xFFFFFFull, 3);
+      if (window_bytes >= 5) set_bit(out.char5, window & 0xFFFFFFFFFFull, 5);
+    };
+    add_byte(' ');
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      const token t = tokens[i];
+      const std::uint64_t hash = detail::pair_word_hash(t.text);
+      hashes.push_back(hash);
+      if (is_one_of(t.text, order_words)) out.order_word = true;
+      if (t.kind == token_kind::symbol) continue;
+      out.sequence.push_back(hash);
+      if (t.kind == token_kind::number) out.numbers.push_back(hash);
+      if (t.kind == token_kind::word) {
+        negations += is_one_of(t.text, negation_words);
+        for (std::size_t q = 0; q < detail::question_words.size(); ++q) {
+          if (t.text != detail::question_words[q]) continue;
+          out.question_words |= static_cast<std::uint16_t>(1u << q);
+          if (out.first_question_word < 0) out.first_question_word = static_cast<std::int8_t>(q);
+        }
+      }
+      std::uint64_t stem_hash = hash;
+      if (t.kind == token_kind::word && is_ascii(t.text)) {
+        stem.assign(t.text);
+        stem_english_suffixes(stem);
+        if (stem.size() != t.text.size()) stem_hash = detail::pair_word_hash(stem);
+      }
+      out.stems.push_back(stem_hash);
+      if (out.sequence.size() > 1) out.bigrams.push_back(detail::mix64(std::rotl(previous_stem, 17) ^ stem_hash));
+      previous_stem = stem_hash;
+      for (const char c : t.text) {
+        add_byte(static_cast<unsigned char>(c));
+        out.characters += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+      }
+      add_byte(' ');
+      ++out.characters;
+    }
+    out.characters = out.characters > 0 ? out.characters - 1 : 0;  // spaces between tokens only
+    out.negation_parity = static_cast<std::uint8_t>(negations % 2);
+
+    out.sorted_numbers = out.numbers;
+    std::sort(out.sorted_numbers.begin(), out.sorted_numbers.end());
+    detail::sort_unique(out.stems);
+    detail::sort_unique(out.bigrams);
+
+    // Distinct tokens with their counts and weights.
+    std::sort(hashes.begin(), hashes.end());
+    out.idf_sum = 0;
+    double norm = 0;
+    for (std::size_t i = 0; i < hashes.size();) {
+      std::size_t j = i;
+      while (j < hashes.size() && hashes[j] == hashes[i]) ++j;
+      const float idf = idf_.of(hashes[i]);
+      const auto count = static_cast<std::uint16_t>(std::min<std::size_t>(j - i, 65535));
+      out.words.push_back({hashes[i], idf, count, detail::is_stop_word(hashes[i])});
+      out.idf_sum += idf;
+      norm += static_cast<double>(count) * count * idf * idf;
+      i = j;
+    }
+    out.tfidf_norm = static_cast<float>(std::sqrt(norm));
+    out.sorted_sequence = out.sequence;
+    std::sort(out.sorted_sequence.begin(), out.sorted_sequence.end());
+
+    out.char3_count = popcount(out.char3);
+    out.char5_count = popcount(out.char5);
+    collect_entities(text, out.entities);
+  }
+
+  /// The features of (request, stored), `similarity` being the embedder's
+  /// cosine of the two. Every feature is symmetric: swapping the texts
+  /// gives the same numbers.
+  void features(const prepared_text& a, const prepared_text& b, float similarity,
+                std::span<float, feature_count> out) const noexcept {
+    using detail::share;
+    std::size_t k = 0;
+    const auto put = [&](double value) { out[k++] = static_cast<float>(value); };
+    put(similarity);
+
+    // One merge of the distinct tokens gives every word-level count and mass.
+    std::size_t shared = 0, content_a = 0, content_b = 0, content_shared = 0, only_a = 0, only_b = 0;
+    double idf_shared = 0, idf_unshared = 0, idf_unshared_max = 0, dot = 0;
+    {
+      std::size_t i = 0, j = 0;
+      const auto& wa = a.words;
+      const auto& wb = b.words;
+      while (i < wa.size() || j < wb.size()) {
+        if (j == wb.size() || (i < wa.size() && wa[i].hash < wb[j].hash)) {
+          ++only_a;
+          content_a += !wa[i].stop;
+          idf_unshared += wa[i].idf;
+          idf_unshared_max = std::max<double>(idf_unshared_max, wa[i].idf);
+          ++i;
+        } else if (i == wa.size() || wb[j].hash < wa[i].hash) {
+          ++only_b;
+          content_b += !wb[j].stop;
+          idf_unshared += wb[j].idf;
+          idf_unshared_max = std::max<double>(idf_unshared_max, wb[j].idf);
+          ++j;
+        } else {
+          ++shared;
+          if (!wa[i].stop) ++content_a, ++content_b, ++content_shared;
+          idf_shared += 2.0 * wa[i].idf;
+          dot += static_cast<double>(wa[i].count) * wb[j].count * wa[i].idf * wa[i].idf;
+          ++i, ++j;
+        }
+      }
+    }
+    const std::size_t words_a = a.words.size(), words_b = b.words.size();
+    put(share(shared, words_a + words_b - shared));
+    put(share(shared, std::min(words_a, words_b), words_a == words_b ? 1.0f : 0.0f));
+    put(share(shared, std::max(words_a, words_b)));
+    const std::size_t stems_shared = detail::shared_count(a.stems, b.stems);
+    put(share(stems_shared, a.stems.size() + b.stems.size() - stems_shared));
+    put(share(content_shared, content_a + content_b - content_shared));
+    put(share(content_shared, std::min(content_a, content_b), content_a == content_b ? 1.0f : 0.0f));
+    put(share(idf_shared, a.idf_sum + b.idf_sum));
+    put(idf_unshared);
+    put(idf_unshared_max);
+    put(static_cast<double>(only_a + only_b));
+    put(static_cast<double>(std::min(only_a, only_b)));
+    put(share(dot, static_cast<double>(a.tfidf_norm) * b.tfidf_norm, words_a == words_b ? 1.0f : 0.0f));
+    put(share(a.idf_sum + b.idf_sum, static_cast<double>(words_a + words_b), 0.0f));
+
+    const std::size_t bigrams_shared = detail::shared_count(a.bigrams, b.bigrams);
+    put(share(bigrams_shared, a.bigrams.size() + b.bigrams.size() - bigrams_shared));
+    put(share(bigrams_shared, std::min(a.bigrams.size(), b.bigrams.size()),
+              a.bigrams.size() == b.bigrams.size() ? 1.0f : 0.0f));
+    for (const auto& [set_a, count_a, set_b, count_b] :
+         {std::tuple{&a.char3, a.char3_count, &b.char3, b.char3_count},
+          std::tuple{&a.char5, a.char5_count, &b.char5, b.char5_count}}) {
+      std::uint32_t both = 0;
+      for (std::size_t w = 0; w < set_a->size(); ++w) both += std::popcount((*set_a)[w] & (*set_b)[w]);
+      put(share(both, count_a + count_b - both));
+      put(share(both, std::min(count_a, count_b), count_a == count_b ? 1.0f : 0.0f));
+    }
+
+    const std::size_t length_a = a.sequence.size(), length_b = b.sequence.size();
+    const std::size_t shorter = std::min(length_a, length_b), longer = std::max(length_a, length_b);
+    put(share(shorter, longer));
+    put(std::log1p(static_cast<double>(longer - shorter)));
+    put(share(std::min(a.characters, b.characters), std::max(a.characters, b.characters)));
+    put(std::log1p(static_cast<double>(std::max(a.characters, b.characters) - std::min(a.characters, b.characters))));
+    put(std::log1p(static_cast<double>(length_a + length_b)));
+    put(shorter > 0 && a.sequence.front() == b.sequence.front());
+    put(shorter > 0 && a.sequence.back() == b.sequence.back());
+    put(a.question_words == b.question_words);
+    put(std::popcount(static_cast<unsigned>(a.question_words ^ b.question_words)));
+    put(a.first_question_word >= 0 && a.first_question_word == b.first_question_word);
+
+    const auto [common_subsequence, common_run] = common_token_runs(a.sequence, b.sequence);
+    put(share(common_subsequence, longer));
+    put(share(common_run, shorter, longer == 0 ? 1.0f : 0.0f));
+    std::size_t prefix = 0, suffix = 0;
+    while (prefix < shorter && a.sequence[prefix] == b.sequence[prefix]) ++prefix;
+    while (suffix < shorter && a.sequence[length_a - 1 - suffix] == b.sequence[length_b - 1 - suffix]) ++suffix;
+    put(share(prefix, shorter, longer == 0 ? 1.0f : 0.0f));
+    put(share(suffix, shorter, longer == 0 ? 1.0f : 0.0f));
+
+    const bool numbers_a = !a.numbers.empty(), numbers_b = !b.numbers.empty();
+    const bool same_numbers = a.sorted_numbers == b.sorted_numbers;
+    put(numbers_a && numbers_b && same_numbers);
+    put(numbers_a && numbers_b && !same_numbers);
+    put(numbers_a != numbers_b);
+    const veto_reason veto = hashed_guard(a, b);
+    put(veto == veto_reason::negation_differs);
+    put(veto == veto_reason::order_swapped);
+    put(veto != veto_reason::none);
+
+    const std::size_t entities_shared = detail::shared_count(a.entities, b.entities);
+    put(static_cast<double>(entities_shared));
+    put(static_cast<double>(a.entities.size() + b.entities.size() - 2 * entities_shared));
+  }
+
+  /// lexical_guard's checks (numbers, negation, order) on the prepared
+  /// tokens: the answer lexical_guard().vetoes(request_text, stored_text)
+  /// gives, without tokenizing again.
+  veto_reason guard_veto(const prepared_text& request, const prepared_text& stored) const {
+    return lexical_guard().vetoes(request.tokens, stored.tokens);
+  }
+
+  const word_idf& idf() const noexcept { return idf_; }
+
+ private:
+  // lexical_guard's lists (cache/guard.hpp), for its checks on hashes.
+  static constexpr std::array<std::string_view, 24> negation_words = {
+      "not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
+      "without", "cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent",
+      "wasnt", "wont", "shouldnt", "nicht", "kein", "pas", "sin", "не"};
+  static constexpr std::array<std::string_view, 22> order_words = {
+      "than", "vs", "versus", "or", "better", "worse", "from", "to", "into",
+      "als", "oder", "von", "nach", "que", "ou", "vers", "desde", "hacia", "чем", "или", "из", "до"};
+
+  static bool is_one_of(std::string_view word, const auto& list) noexcept {
+    return std::find(list.begin(), list.end(), word) != list.end();
+  }
+
+  static bool is_ascii(std::string_view text) noexcept {
+    for (const char c : text)
+      if (static_cast<unsigned char>(c) >= 0x80) return false;
+    return true;
+  }
+
+  // An n-gram of up to 8 bytes, packed in an integer, to its bit.
+  static void set_bit(prepared_text::ngram_set& set, std::uint64_t packed, std::uint64_t n) noexcept {
+    const std::uint64_t bit = detail::mix64(packed ^ (n << 56)) % prepared_text::ngram_bits;
+    set[bit / 64] |= std::uint64_t{1} << (bit % 64);
+  }
+
+  static std::uint32_t popcount(const prepared_text::ngram_set& set) noexcept {
+    std::uint32_t count = 0;
+    for (const auto w : set) count += static_cast<std::uint32_t>(std::popcount(w));
+    return count;
+  }
+
+  // lexical_guard::vetoes on hashes instead of texts: the same answer
+  // unless two different tokens share a 64-bit hash.
+  static veto_reason hashed_guard(const prepared_text& a, const prepared_text& b) noexcept {
+    if (a.sorted_numbers != b.sorted_numbers) return veto_reason::numbers_differ;
+    if (a.negation_parity != b.negation_parity) return veto_reason::negation_differs;
+    if (a.numbers != b.numbers) return veto_reason::order_swapped;
+    if (a.order_word && b.order_word && a.sequence != b.sequence && a.sorted_sequence == b.sorted_sequence)
+      return veto_reason::order_swapped;
+    return veto_reason::none;
+  }
+
+  // The longest common subsequence and the longest common run of two
+  // token sequences, over their first max_tokens tokens (dynamic
+  // programming in two rows on the stack).
+  static std::pair<std::size_t, std::size_t> common_token_runs(std::span<const std::uint64_t> a,
+                                                               std::span<const std::uint64_t> b) noexcept {
+    constexpr std::size_t max_tokens = 255;
+    a = a.first(std::min(a.size(), max_tokens));
+    b = b.first(std::min(b.size(), max_tokens));
+    std::array<std::uint8_t, max_tokens + 1> subsequence_row{}, previous_subsequence{};
+    std::array<std::uint8_t, max_tokens + 1> run_row{}, previous_run{};
+    std::size_t longest_run = 0;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        if (a[i - 1] == b[j - 1]) {
+          subsequence_row[j] = static_cast<std::uint8_t>(previous_subsequence[j - 1] + 1);
+          run_row[j] = static_cast<std::uint8_t>(previous_run[j - 1] + 1);
+          longest_run = std::max<std::size_t>(longest_run, run_row[j]);
+        } else {
+          subsequence_row[j] = std::max(previous_subsequence[j], subsequence_row[j - 1]);
+          run_row[j] = 0;
+        }
+      }
+      std::swap(subsequence_row, previous_subsequence);
+      std::swap(run_row, previous_run);
+    }
+    return {previous_subsequence[b.size()], longest_run};
+  }
+
+  // Named things: words capitalised where a sentence does not start
+  // ("iPhone", "Java", "USA"), and words mixing letters and digits
+  // ("iphone7", "mp3"), each case-folded.
+  static void collect_entities(std::string_view text, std::vector<std::uint64_t>& out) {
+    out.clear();
+    std::string folded;
+    bool sentence_start = true, capitalised = false, letters = false, digits = false;
+    std::size_t length = 0;
+    const auto finish = [&] {
+      if (length >= 2 && ((capitalised && !sentence_start) || (letters && digits)))
+        out.push_back(XXH3_64bits_withSeed(folded.data(), folded.size(), detail::pair_entity_seed));
+      if (length > 0) sentence_start = false;
+      folded.clear();
+      length = 0;
+      capitalised = letters = digits = false;
+    };
+    for (std::size_t position = 0; position < text.size();) {
+      const auto [c, bytes] = unicode::decode_utf8(text, position);
+      position += bytes;
+      const auto kind = unicode::classify(c);
+      if (kind == unicode::char_class::letter || kind == unicode::char_class::digit) {
+        const char32_t lower = unicode::simple_case_fold(c);
+        if (kind == unicode::char_class::letter) {
+          letters = true;
+          capitalised = capitalised || lower != c;
+        } else {
+          digits = true;
+        }
+        unicode::append_utf8(folded, lower);
+        ++length;
+      } else {
+        finish();  // an apostrophe too: "I'm" is no name
+        if (c == U'.' || c == U'?' || c == U'!') sentence_start = true;
+      }
+    }
+    finish();
+    detail::sort_unique(out);
+  }
+
+  word_idf idf_;
+};
+
+}  // namespace llmgate::inline v0

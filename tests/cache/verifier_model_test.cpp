@@ -78,6 +78,32 @@ BOOST_AUTO_TEST_CASE(trees_logit_is_the_base_plus_the_leaves_reached) {
   BOOST_TEST(two.logit(std::vector<float>{-1.0f, 1.0f}) == 20.0f);
 }
 
+BOOST_AUTO_TEST_CASE(many_trees_add_up_as_one_walk_each) {
+  // 19 trees (two blocks of eight walked in step, three alone) of every
+  // depth up to 9, against a plain walk of each tree.
+  for (std::size_t depth = 1; depth <= 9; ++depth) {
+    const std::size_t internal = (std::size_t{1} << depth) - 1, trees = 19;
+    std::vector<tree_split> splits(trees * internal);
+    std::vector<float> leaves(trees << depth);
+    for (std::size_t i = 0; i < splits.size(); ++i)
+      splits[i] = {static_cast<std::uint32_t>(i % 3), static_cast<float>(i % 7) - 3.0f};
+    for (std::size_t i = 0; i < leaves.size(); ++i) leaves[i] = static_cast<float>(i % 5);  // exact sums
+    const auto model = verifier_model::trees(3, depth, 0.5f, splits, leaves);
+    for (const std::vector<float>& x : {std::vector<float>{0.0f, 0.0f, 0.0f}, {-2.5f, 1.5f, 3.5f}, {9.0f, -9.0f, 0.5f}}) {
+      float expected = 0.5f;
+      for (std::size_t t = 0; t < trees; ++t) {
+        std::size_t node = 0;
+        while (node < internal) {
+          const auto& s = splits[t * internal + node];
+          node = 2 * node + (x[s.feature] > s.threshold ? 2 : 1);
+        }
+        expected += leaves[(t << depth) + node - internal];
+      }
+      BOOST_TEST(model.logit(x) == expected, "depth " << depth);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(malformed_models_are_refused) {
   BOOST_CHECK_THROW(verifier_model::logistic({1.0f, std::nanf("")}, 0.0f), std::invalid_argument);
   BOOST_CHECK_THROW(verifier_model::logistic({1.0f}, inf), std::invalid_argument);

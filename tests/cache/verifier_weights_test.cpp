@@ -10,7 +10,6 @@
 
 #include "llmgate/cache/pair_features.hpp"
 #include "llmgate/cache/verifier_weights.hpp"
-#include "llmgate/detail/xxhash.hpp"
 #include "../file_bytes.hpp"
 #include "../temporary_directory.hpp"
 
@@ -81,7 +80,7 @@ BOOST_AUTO_TEST_CASE(weights_load_back_with_identical_logits) {
   BOOST_TEST((loaded.model == weights.model));
   BOOST_TEST(loaded.fitted_on == weights.fitted_on);
   for (std::string_view word : {"how", "learn", "france", "never-seen"}) {
-    const auto hash = XXH3_64bits(word.data(), word.size());
+    const auto hash = llmgate::detail::pair_word_hash(word);
     BOOST_TEST(loaded.idf.of(hash) == weights.idf.of(hash));
   }
   // The same features give the same logits through the loaded IDF and model.

@@ -76,7 +76,7 @@ std::optional<options> parse(int argc, char** argv) {
     else return std::nullopt;
   }
   if (argc % 2 == 0 || !(o.fit_share > 0 && o.fit_share < 1) || o.trees.depth == 0 ||
-      o.trees.depth > llmgate::verifier_model::max_depth)
+      o.trees.depth > llmgate::max_fit_depth)
     return std::nullopt;
   o.trees.seed = o.seed;
   return o;

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--trees", o.trees.trees, "trees in the ensemble")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--depth", o.trees.depth, "depth of each tree")->check(CLI::Range(1, 16))->capture_default_str();
+  app.add_option("--depth", o.trees.depth, "depth of each tree")->check(CLI::Range(1, 10))->capture_default_str();
   app.add_option("--rate", o.trees.rate, "learning rate of the trees")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_option("--seed", o.seed, "seed of the row sampling and the validation slice")->capture_default_str();
   try {

@@ -6,6 +6,7 @@
 
 #include <cmath>        // std::isnan
 #include <set>          // std::set
+#include <stdexcept>    // std::invalid_argument
 #include <string>       // std::string
 #include <vector>       // std::vector
 
@@ -171,6 +172,8 @@ BOOST_AUTO_TEST_CASE(a_separable_set_fits_to_auc_one) {
   const auto trees = llmgate::fit_trees(data, {.trees = 20, .depth = 3});
   BOOST_TEST(auc_of(trees, data) == 1.0);
   BOOST_TEST(trees.tree_count() == 20u);
+  BOOST_CHECK_THROW(llmgate::fit_trees(data, {.depth = llmgate::max_fit_depth + 1}), std::invalid_argument);
+  BOOST_CHECK_THROW(llmgate::fit_trees(data, {.bins = 1}), std::invalid_argument);
   // The logistic weights put the label's feature first.
   const auto logistic = llmgate::fit_logistic(data);
   BOOST_TEST(logistic.weights()[0] > 0.0f);

@@ -48,6 +48,7 @@
 #include <numeric>        // std::iota
 #include <random>         // std::mt19937_64
 #include <span>           // std::span
+#include <stdexcept>      // std::invalid_argument
 #include <string>         // std::string, std::getline
 #include <string_view>    // std::string_view
 #include <unordered_map>  // std::unordered_map
@@ -417,12 +418,16 @@ inline verifier_model fit_logistic(const labelled_features& data, const logistic
   return verifier_model::logistic(std::move(weights), static_cast<float>(bias));
 }
 
+/// The deepest trees fit_trees grows: a level's histograms take 2^level x
+/// features x bins x 16 bytes (10: about 40 MiB for 40 features).
+inline constexpr std::size_t max_fit_depth = 10;
+
 /// The tree ensemble's fitting.
 struct tree_options {
   // The defaults keep logit() to a few hundred nanoseconds at the AUC of
   // larger ensembles on QQP (scripts/bench verifier --trees N --depth D --rate R).
   std::size_t trees = 60;
-  std::size_t depth = 6;            ///< 1 .. verifier_model::max_depth
+  std::size_t depth = 6;            ///< 1 .. max_fit_depth
   double rate = 0.15;               ///< learning rate (shrinkage of each tree's leaves)
   double l2 = 1.0;                  ///< penalty on leaf values (the Hessian's added weight)
   double min_child_weight = 1.0;    ///< least Hessian sum on each side of a split
@@ -460,8 +465,8 @@ inline std::vector<std::vector<float>> quantile_edges(const labelled_features& d
 /// A gradient-boosted tree ensemble on `data` (see the file comment).
 /// Throws std::invalid_argument for a depth or bin count out of range.
 inline verifier_model fit_trees(const labelled_features& data, const tree_options& options = {}) {
-  if (options.depth == 0 || options.depth > verifier_model::max_depth || options.bins < 2 || options.bins > 256)
-    throw std::invalid_argument("fit_trees: depth must be 1 to 16 and bins 2 to 256");
+  if (options.depth == 0 || options.depth > max_fit_depth || options.bins < 2 || options.bins > 256)
+    throw std::invalid_argument("fit_trees: depth must be 1 to 10 and bins 2 to 256");
   const std::size_t n = data.rows(), f = data.feature_count(), depth = options.depth;
   const std::size_t internal = (std::size_t{1} << depth) - 1, leaves = internal + 1;
 

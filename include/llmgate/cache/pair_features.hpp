@@ -316,7 +316,7 @@ struct prepared_text {
   std::uint32_t bigram_count = 0, char3_count = 0, char5_count = 0;  ///< bits set
   std::uint32_t characters = 0;             ///< code points of the folded tokens joined by spaces
   float idf_sum = 0;                        ///< over distinct words
-  float tfidf_norm = 0;
+  float tfidf_norm2 = 0;                    ///< squared length of the TF-IDF vector
   std::uint16_t question_words = 0;         ///< a bit per detail::question_words found
   std::int8_t first_question_word = -1;     ///< index of the first found, -1 for none
   std::uint8_t negation_parity = 0;         ///< lexical_guard's negation count, modulo 2
@@ -455,7 +455,7 @@ class pair_featurizer {
     detail::sort_hashes(out.sorted_sequence);
     const auto& hashes = out.sorted_sequence;
     out.idf_sum = 0;
-    double norm = 0;
+    double norm2 = 0;
     for (std::size_t i = 0; i < hashes.size();) {
       std::size_t j = i;
       while (j < hashes.size() && hashes[j] == hashes[i]) ++j;
@@ -464,10 +464,10 @@ class pair_featurizer {
       const detail::listed_word* listed = detail::find_listed(hashes[i]);
       out.words.push_back({hashes[i], idf, count, listed && listed->stop});
       out.idf_sum += idf;
-      norm += static_cast<double>(count) * count * idf * idf;
+      norm2 += static_cast<double>(count) * count * idf * idf;
       i = j;
     }
-    out.tfidf_norm = static_cast<float>(std::sqrt(norm));
+    out.tfidf_norm2 = static_cast<float>(norm2);
 
     out.bigram_count = popcount(out.bigrams);
     out.char3_count = popcount(out.char3);
@@ -499,7 +499,8 @@ class pair_featurizer {
     };
     std::array<unshared, 2> only;
     std::size_t shared = 0, content_shared = 0;
-    double idf_shared = 0, idf_shared_max = 0, dot = 0;
+    float idf_shared = 0;  // summed as idf_sum is, so that equal texts share all of it exactly
+    double idf_shared_max = 0, dot = 0;
     {
       std::size_t i = 0, j = 0;
       const auto& wa = a.words;
@@ -512,7 +513,7 @@ class pair_featurizer {
         } else {
           ++shared;
           content_shared += !wa[i].stop;
-          idf_shared += 2.0 * wa[i].idf;
+          idf_shared += wa[i].idf;
           idf_shared_max = std::max<double>(idf_shared_max, wa[i].idf);
           dot += static_cast<double>(wa[i].count) * wb[j].count * wa[i].idf * wa[i].idf;
           ++i, ++j;
@@ -528,7 +529,7 @@ class pair_featurizer {
     put(share(stems_shared, a.stems.size() + b.stems.size() - stems_shared));
     put(share(content_shared, content_a + content_b - content_shared));
     put(share(content_shared, std::min(content_a, content_b), content_a == content_b ? 1.0f : 0.0f));
-    put(share(idf_shared, a.idf_sum + b.idf_sum));
+    put(share(2.0 * idf_shared, a.idf_sum + b.idf_sum));
     put(idf_shared_max);
     put(only[0].idf + only[1].idf);
     put(std::min(only[0].idf, only[1].idf));
@@ -537,7 +538,7 @@ class pair_featurizer {
     put(static_cast<double>(only[0].words + only[1].words));
     put(static_cast<double>(std::min(only[0].words, only[1].words)));
     put(static_cast<double>(only[0].content + only[1].content));
-    put(share(dot, static_cast<double>(a.tfidf_norm) * b.tfidf_norm, words_a == words_b ? 1.0f : 0.0f));
+    put(share(dot, std::sqrt(static_cast<double>(a.tfidf_norm2) * b.tfidf_norm2), words_a == words_b ? 1.0f : 0.0f));
     put(share(a.idf_sum + b.idf_sum, static_cast<double>(words_a + words_b), 0.0f));
 
     for (const auto& [set_a, count_a, set_b, count_b] :

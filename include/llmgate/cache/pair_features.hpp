@@ -194,14 +194,20 @@ class word_idf {
 
   /// The IDF of a word; unseen words get that of df = 0.
   float of(std::uint64_t word_hash) const noexcept {
-    if (!keys_.empty()) {
+    if (!slots_.empty()) {
       const std::uint64_t key = word_hash == 0 ? 1 : word_hash;
-      for (std::size_t at = slot_of(key);; at = (at + 1) & (keys_.size() - 1)) {
-        if (keys_[at] == key) return idf_[at];
-        if (keys_[at] == 0) break;
+      for (std::size_t at = slot_of(key);; at = (at + 1) & (slots_.size() - 1)) {
+        if (slots_[at].key == key) return slots_[at].idf;
+        if (slots_[at].key == 0) break;
       }
     }
     return unseen_;
+  }
+
+  /// Starts loading where of(word_hash) will look, for a caller that
+  /// knows its words a little before it needs their weights.
+  void prefetch(std::uint64_t word_hash) const noexcept {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[slot_of(word_hash == 0 ? 1 : word_hash)]);
   }
 
   /// Texts fitted on, and distinct words seen.
@@ -213,8 +219,8 @@ class word_idf {
   void save_to(store::snapshot_writer& out) const {
     std::vector<std::pair<std::uint64_t, std::uint32_t>> frequencies;
     frequencies.reserve(words_);
-    for (std::size_t at = 0; at < keys_.size(); ++at)
-      if (keys_[at] != 0) frequencies.emplace_back(keys_[at], df_[at]);
+    for (const auto& slot : slots_)
+      if (slot.key != 0) frequencies.emplace_back(slot.key, slot.df);
     std::sort(frequencies.begin(), frequencies.end());
     out.write(documents_);
     out.write(static_cast<std::uint64_t>(frequencies.size()));
@@ -260,7 +266,7 @@ class word_idf {
                               1.0);
   }
 
-  std::size_t slot_of(std::uint64_t key) const noexcept { return detail::mix64(key) & (keys_.size() - 1); }
+  std::size_t slot_of(std::uint64_t key) const noexcept { return detail::mix64(key) & (slots_.size() - 1); }
 
   // An open-addressing table at most half full: one probe or two per word.
   void build(std::span<const std::pair<std::uint64_t, std::uint32_t>> frequencies) {
@@ -268,25 +274,25 @@ class word_idf {
     words_ = frequencies.size();
     if (frequencies.empty()) return;
     const std::size_t capacity = std::bit_ceil(2 * frequencies.size());
-    keys_.assign(capacity, 0);
-    df_.assign(capacity, 0);
-    idf_.assign(capacity, 0.0f);
+    slots_.assign(capacity, slot{});
     for (const auto& [hash, df] : frequencies) {
       const std::uint64_t key = hash == 0 ? 1 : hash;
       std::size_t at = slot_of(key);
-      while (keys_[at] != 0) at = (at + 1) & (capacity - 1);
-      keys_[at] = key;
-      df_[at] = df;
-      idf_[at] = idf_of(df);
+      while (slots_[at].key != 0) at = (at + 1) & (capacity - 1);
+      slots_[at] = {key, idf_of(df), df};
     }
   }
 
   std::uint64_t documents_ = 0;
   std::size_t words_ = 0;
   float unseen_ = 1.0f;
-  std::vector<std::uint64_t> keys_;  // 0: empty slot (a hash of 0 is stored as 1)
-  std::vector<std::uint32_t> df_;
-  std::vector<float> idf_;
+  // A word's hash, weight and count in 16 bytes: one cache line a lookup.
+  struct slot {
+    std::uint64_t key = 0;  // 0: empty (a hash of 0 is stored as 1)
+    float idf = 0;
+    std::uint32_t df = 0;
+  };
+  std::vector<slot> slots_;
 };
 
 /// A text as the pair features need it, made once per text by
@@ -415,6 +421,7 @@ class pair_featurizer {
     for (std::size_t i = 0; i < tokens.size(); ++i) {
       const token t = tokens[i];
       const std::uint64_t hash = detail::pair_word_hash(t.text);
+      idf_.prefetch(hash);
       const detail::listed_word* listed = detail::find_listed(hash);
       if (listed && listed->order) out.order_word = true;
       if (t.kind == token_kind::symbol) continue;
@@ -637,24 +644,29 @@ class pair_featurizer {
     constexpr std::size_t max_tokens = 255;
     a = a.first(std::min(a.size(), max_tokens));
     b = b.first(std::min(b.size(), max_tokens));
-    std::array<std::uint8_t, max_tokens + 1> subsequence_row{}, previous_subsequence{};
-    std::array<std::uint8_t, max_tokens + 1> run_row{}, previous_run{};
+    // rows[r][j]: over a's first i tokens (r = i % 2) and b's first j.
+    std::array<std::array<std::uint8_t, max_tokens + 1>, 2> subsequence, run;
+    std::fill_n(subsequence[0].begin(), b.size() + 1, std::uint8_t{0});
+    std::fill_n(run[0].begin(), b.size() + 1, std::uint8_t{0});
+    subsequence[1][0] = run[1][0] = 0;
     std::size_t longest_run = 0;
     for (std::size_t i = 1; i <= a.size(); ++i) {
+      auto& row = subsequence[i % 2];
+      const auto& above = subsequence[(i - 1) % 2];
+      auto& run_row = run[i % 2];
+      const auto& run_above = run[(i - 1) % 2];
       for (std::size_t j = 1; j <= b.size(); ++j) {
         if (a[i - 1] == b[j - 1]) {
-          subsequence_row[j] = static_cast<std::uint8_t>(previous_subsequence[j - 1] + 1);
-          run_row[j] = static_cast<std::uint8_t>(previous_run[j - 1] + 1);
+          row[j] = static_cast<std::uint8_t>(above[j - 1] + 1);
+          run_row[j] = static_cast<std::uint8_t>(run_above[j - 1] + 1);
           longest_run = std::max<std::size_t>(longest_run, run_row[j]);
         } else {
-          subsequence_row[j] = std::max(previous_subsequence[j], subsequence_row[j - 1]);
+          row[j] = std::max(above[j], row[j - 1]);
           run_row[j] = 0;
         }
       }
-      std::swap(subsequence_row, previous_subsequence);
-      std::swap(run_row, previous_run);
     }
-    return {previous_subsequence[b.size()], longest_run};
+    return {subsequence[a.size() % 2][b.size()], longest_run};
   }
 
   // Named things: words capitalised where a sentence does not start

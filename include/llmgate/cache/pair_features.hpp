@@ -331,7 +331,7 @@ struct prepared_text {
 
 class pair_featurizer {
  public:
-  static constexpr std::size_t feature_count = 46;
+  static constexpr std::size_t feature_count = 49;
   static constexpr std::uint32_t feature_set_version = 1;
   static constexpr std::array<std::string_view, feature_count> feature_names = {
       "similarity",            // the embedder's cosine
@@ -343,6 +343,8 @@ class pair_featurizer {
       "content_overlap_min",
       "idf_shared_share",      // IDF mass shared / IDF mass of both
       "idf_shared_max",        // the rarest word both have
+      "idf_shared_mass",       // IDF mass of the tokens both have
+      "shared_content",        // how many of them are not English function words
       "idf_unshared_mass",     // IDF mass of the tokens only one side has
       "idf_unshared_mass_min", // ... on the side with less of it
       "idf_unshared_max",      // the rarest of those
@@ -364,6 +366,7 @@ class pair_featurizer {
       "chars_difference",      // ln(1 + |difference|)
       "words_total",           // ln(1 + both lengths)
       "first_word_equal",
+      "first_two_equal",       // "how do" / "how can"
       "last_word_equal",
       "question_words_equal",  // the same set of what/how/why/can/is...
       "question_words_one_side",
@@ -538,6 +541,8 @@ class pair_featurizer {
     put(share(content_shared, std::min(content_a, content_b), content_a == content_b ? 1.0f : 0.0f));
     put(share(2.0 * idf_shared, a.idf_sum + b.idf_sum));
     put(idf_shared_max);
+    put(idf_shared);
+    put(static_cast<double>(content_shared));
     put(only[0].idf + only[1].idf);
     put(std::min(only[0].idf, only[1].idf));
     put(std::max(only[0].idf_max, only[1].idf_max));
@@ -566,6 +571,7 @@ class pair_featurizer {
     put(std::log1p(static_cast<double>(std::max(a.characters, b.characters) - std::min(a.characters, b.characters))));
     put(std::log1p(static_cast<double>(length_a + length_b)));
     put(shorter > 0 && a.sequence.front() == b.sequence.front());
+    put(shorter > 1 && a.sequence[0] == b.sequence[0] && a.sequence[1] == b.sequence[1]);
     put(shorter > 0 && a.sequence.back() == b.sequence.back());
     put(a.question_words == b.question_words);
     put(std::popcount(static_cast<unsigned>(a.question_words ^ b.question_words)));

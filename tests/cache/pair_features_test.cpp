@@ -96,7 +96,7 @@ BOOST_AUTO_TEST_CASE(exact_values_of_a_small_pair) {
   BOOST_TEST(at("word_jaccard") == 4.0f / 6.0f);
   BOOST_TEST(at("word_overlap_min") == 4.0f / 5.0f);
   BOOST_TEST(at("word_overlap_max") == 4.0f / 5.0f);
-  BOOST_TEST(at("stem_jaccard") == 4.0f / 6.0f);
+  BOOST_TEST(at("token_jaccard") == 4.0f / 6.0f);
   BOOST_TEST(at("content_jaccard") == 1.0f / 3.0f);
   BOOST_TEST(at("content_overlap_min") == 1.0f / 2.0f);
   BOOST_TEST(at("idf_shared_share") == 8.0f / 10.0f);
@@ -180,7 +180,7 @@ BOOST_AUTO_TEST_CASE(numbers_and_negation) {
 BOOST_AUTO_TEST_CASE(a_text_against_itself_agrees_fully) {
   const pair_featurizer featurizer(word_idf::fit(std::vector<std::string>{"what is java", "what is rust"}));
   const auto f = features_of(featurizer, "What is Java, and is it like JavaScript?", "What is Java, and is it like JavaScript?");
-  for (const auto name : {"word_jaccard", "word_overlap_min", "word_overlap_max", "stem_jaccard", "content_jaccard",
+  for (const auto name : {"word_jaccard", "word_overlap_min", "word_overlap_max", "token_jaccard", "content_jaccard",
                           "content_overlap_min", "idf_shared_share", "bigram_jaccard", "bigram_overlap_min",
                           "char3_jaccard", "char3_overlap_min", "char5_jaccard", "char5_overlap_min", "words_ratio",
                           "chars_ratio", "first_word_equal", "last_word_equal", "question_words_equal",
@@ -294,6 +294,26 @@ BOOST_AUTO_TEST_CASE(idf_of_a_toy_corpus) {
   BOOST_TEST(f[index_of("idf_shared_max")] == expected(2));
   BOOST_TEST(f[index_of("idf_shared_share")] ==
              static_cast<float>(2.0 * expected(2) / ((expected(2) + expected(3)) + (expected(2) + expected(1)))));
+}
+
+BOOST_AUTO_TEST_CASE(words_meet_by_stem) {
+  // "apples" and "apple" are one word to the IDF and the word features,
+  // two to token_jaccard.
+  const auto idf = word_idf::fit(std::vector<std::string>{"red apples", "an apple", "a pear"});
+  std::string scratch;
+  const auto stem_of = [&](std::string_view word) {
+    return llmgate::detail::pair_stem_hash({word, llmgate::token_kind::word}, llmgate::detail::pair_word_hash(word),
+                                           scratch);
+  };
+  BOOST_TEST(stem_of("apples") == stem_of("apple"));
+  BOOST_TEST(stem_of("apple") == llmgate::detail::pair_word_hash("apple"));
+  BOOST_TEST(idf.of(stem_of("apples")) == static_cast<float>(std::log(4.0 / 3.0) + 1.0));
+
+  const pair_featurizer featurizer(idf);
+  const auto f = features_of(featurizer, "I like apples", "I like apple");
+  BOOST_TEST(f[index_of("word_jaccard")] == 1.0f);
+  BOOST_TEST(f[index_of("token_jaccard")] == 2.0f / 4.0f);
+  BOOST_TEST(f[index_of("unshared_words")] == 0.0f);
 }
 
 BOOST_AUTO_TEST_CASE(idf_save_and_load_round_trip) {

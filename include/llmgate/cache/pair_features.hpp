@@ -51,6 +51,17 @@ inline std::uint64_t pair_word_hash(std::string_view folded) noexcept {
   return XXH3_64bits_withSeed(folded.data(), folded.size(), pair_word_seed);
 }
 
+/// The key of a token's stem: `hash` (its pair_word_hash) unless it is an
+/// ASCII word that loses an English inflection ("apples" -> "apple").
+inline std::uint64_t pair_stem_hash(token t, std::uint64_t hash, std::string& scratch) {
+  if (t.kind != token_kind::word) return hash;
+  for (const char c : t.text)
+    if (static_cast<unsigned char>(c) >= 0x80) return hash;
+  scratch.assign(t.text);
+  stem_english_suffixes(scratch);
+  return scratch == t.text ? hash : pair_word_hash(scratch);
+}
+
 // A 64-bit finaliser (MurmurHash3's), for combining hashes and short n-grams.
 constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
   x ^= x >> 33;
@@ -80,7 +91,7 @@ inline void sort_unique(std::vector<std::uint64_t>& values) {
   values.erase(std::unique(values.begin(), values.end()), values.end());
 }
 
-// How many values two sorted lists without repeats share.
+// How many values two sorted lists share (a value repeated counts as often as both have it).
 inline std::size_t shared_count(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b) noexcept {
   std::size_t i = 0, j = 0, shared = 0;
   while (i < a.size() && j < b.size()) {
@@ -135,17 +146,22 @@ inline const listed_word* find_listed(std::uint64_t hash) noexcept {
   constexpr std::size_t size = 512;
   static const auto table = [] {
     std::array<listed_word, size> slots{};
-    const auto entry = [&](std::string_view word) -> listed_word& {
-      const std::uint64_t h = pair_word_hash(word);
+    const auto entry = [&](std::uint64_t h) -> listed_word& {
       std::size_t at = h % size;
       while (slots[at].hash != 0 && slots[at].hash != h) at = (at + 1) % size;
       slots[at].hash = h;
       return slots[at];
     };
-    for (const auto w : stop_words) entry(w).stop = true;
-    for (const auto w : negation_words) entry(w).negation = true;
-    for (const auto w : order_words) entry(w).order = true;
-    for (std::size_t q = 0; q < question_words.size(); ++q) entry(question_words[q]).question = static_cast<std::int8_t>(q);
+    // A function word's stem too ("does" -> "doe"): words are weighed by stem.
+    std::string scratch;
+    for (const auto w : stop_words) {
+      const std::uint64_t h = pair_word_hash(w);
+      entry(h).stop = entry(pair_stem_hash({w, token_kind::word}, h, scratch)).stop = true;
+    }
+    for (const auto w : negation_words) entry(pair_word_hash(w)).negation = true;
+    for (const auto w : order_words) entry(pair_word_hash(w)).order = true;
+    for (std::size_t q = 0; q < question_words.size(); ++q)
+      entry(pair_word_hash(question_words[q])).question = static_cast<std::int8_t>(q);
     return slots;
   }();
   for (std::size_t at = hash % size;; at = (at + 1) % size) {
@@ -156,8 +172,9 @@ inline const listed_word* find_listed(std::uint64_t hash) noexcept {
 
 }  // namespace detail
 
-/// Inverse document frequency of words (by detail::pair_word_hash of the
-/// case-folded token; every token but symbols), fitted on training texts as scikit-learn's smooth
+/// Inverse document frequency of words (by detail::pair_stem_hash of the
+/// case-folded token: every token but symbols, English inflections
+/// stripped), fitted on training texts as scikit-learn's smooth
 /// IDF: ln((1 + n) / (1 + df)) + 1 for a word found in df of n texts. A
 /// default-constructed one has n = 0 and so weighs every word 1.
 class word_idf {
@@ -169,11 +186,13 @@ class word_idf {
     std::vector<std::pair<std::uint64_t, std::uint32_t>> counted;  // (hash, 1) per word per text
     token_list tokens;
     std::vector<std::uint64_t> words;
+    std::string scratch;
     for (const auto& text : texts) {
       tokenize(text, tokens);
       words.clear();
       for (std::size_t i = 0; i < tokens.size(); ++i)
-        if (tokens[i].kind != token_kind::symbol) words.push_back(detail::pair_word_hash(tokens[i].text));
+        if (tokens[i].kind != token_kind::symbol)
+          words.push_back(detail::pair_stem_hash(tokens[i], detail::pair_word_hash(tokens[i].text), scratch));
       detail::sort_unique(words);
       for (const auto w : words) counted.emplace_back(w, 1);
     }
@@ -299,7 +318,7 @@ class word_idf {
 /// pair_featurizer::prepare(). Fields are filled together; read them, do
 /// not edit them.
 struct prepared_text {
-  /// One distinct token (not a symbol): its hash, weight and count.
+  /// One distinct stem of a token (not a symbol): its hash, weight and count.
   struct word {
     std::uint64_t hash;
     float idf;
@@ -338,7 +357,7 @@ class pair_featurizer {
       "word_jaccard",          // distinct tokens: shared / all
       "word_overlap_min",      // shared / the smaller side's
       "word_overlap_max",      // shared / the larger side's
-      "stem_jaccard",
+      "token_jaccard",         // tokens as written (not stemmed), repeats counted
       "content_jaccard",       // tokens that are not English function words
       "content_overlap_min",
       "idf_shared_share",      // IDF mass shared / IDF mass of both
@@ -424,7 +443,6 @@ class pair_featurizer {
     for (std::size_t i = 0; i < tokens.size(); ++i) {
       const token t = tokens[i];
       const std::uint64_t hash = detail::pair_word_hash(t.text);
-      idf_.prefetch(hash);
       const detail::listed_word* listed = detail::find_listed(hash);
       if (listed && listed->order) out.order_word = true;
       if (t.kind == token_kind::symbol) continue;
@@ -437,12 +455,8 @@ class pair_featurizer {
           if (out.first_question_word < 0) out.first_question_word = listed->question;
         }
       }
-      std::uint64_t stem_hash = hash;
-      if (t.kind == token_kind::word && is_ascii(t.text)) {
-        stem.assign(t.text);
-        stem_english_suffixes(stem);
-        if (stem.size() != t.text.size()) stem_hash = detail::pair_word_hash(stem);
-      }
+      const std::uint64_t stem_hash = detail::pair_stem_hash(t, hash, stem);
+      idf_.prefetch(stem_hash);
       out.stems.push_back(stem_hash);
       if (out.sequence.size() > 1) set_bit(out.bigrams, detail::mix64(std::rotl(previous_stem, 17) ^ stem_hash));
       previous_stem = stem_hash;
@@ -458,12 +472,12 @@ class pair_featurizer {
 
     out.sorted_numbers = out.numbers;
     detail::sort_hashes(out.sorted_numbers);
-    detail::sort_unique(out.stems);
-
-    // Distinct tokens with their counts and weights.
     out.sorted_sequence = out.sequence;
     detail::sort_hashes(out.sorted_sequence);
-    const auto& hashes = out.sorted_sequence;
+
+    // Distinct stems with their counts and weights.
+    detail::sort_hashes(out.stems);
+    const auto& hashes = out.stems;
     out.idf_sum = 0;
     double norm2 = 0;
     for (std::size_t i = 0; i < hashes.size();) {
@@ -478,6 +492,7 @@ class pair_featurizer {
       i = j;
     }
     out.tfidf_norm2 = static_cast<float>(norm2);
+    out.stems.erase(std::unique(out.stems.begin(), out.stems.end()), out.stems.end());
 
     out.bigram_count = popcount(out.bigrams);
     out.char3_count = popcount(out.char3);
@@ -535,8 +550,8 @@ class pair_featurizer {
     put(share(shared, words_a + words_b - shared));
     put(share(shared, std::min(words_a, words_b), words_a == words_b ? 1.0f : 0.0f));
     put(share(shared, std::max(words_a, words_b)));
-    const std::size_t stems_shared = detail::shared_count(a.stems, b.stems);
-    put(share(stems_shared, a.stems.size() + b.stems.size() - stems_shared));
+    const std::size_t tokens_shared = detail::shared_count(a.sorted_sequence, b.sorted_sequence);
+    put(share(tokens_shared, a.sorted_sequence.size() + b.sorted_sequence.size() - tokens_shared));
     put(share(content_shared, content_a + content_b - content_shared));
     put(share(content_shared, std::min(content_a, content_b), content_a == content_b ? 1.0f : 0.0f));
     put(share(2.0 * idf_shared, a.idf_sum + b.idf_sum));
@@ -612,12 +627,6 @@ class pair_featurizer {
   const word_idf& idf() const noexcept { return idf_; }
 
  private:
-  static bool is_ascii(std::string_view text) noexcept {
-    for (const char c : text)
-      if (static_cast<unsigned char>(c) >= 0x80) return false;
-    return true;
-  }
-
   // Sets the bit the top bits of a well-mixed hash choose.
   static void set_bit(prepared_text::ngram_set& set, std::uint64_t hash) noexcept {
     static_assert(prepared_text::ngram_bits == 2048);

@@ -238,8 +238,8 @@ class word_idf {
   void save_to(store::snapshot_writer& out) const {
     std::vector<std::pair<std::uint64_t, std::uint32_t>> frequencies;
     frequencies.reserve(words_);
-    for (const auto& slot : slots_)
-      if (slot.key != 0) frequencies.emplace_back(slot.key, slot.df);
+    for (const auto& entry : slots_)
+      if (entry.key != 0) frequencies.emplace_back(entry.key, entry.df);
     std::sort(frequencies.begin(), frequencies.end());
     out.write(documents_);
     out.write(static_cast<std::uint64_t>(frequencies.size()));

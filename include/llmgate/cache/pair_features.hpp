@@ -21,6 +21,7 @@
 #include <algorithm>    // std::sort, std::unique, std::find, std::binary_search, std::min, std::max
 #include <array>        // std::array
 #include <bit>          // std::popcount, std::bit_ceil, std::rotl
+#include <cassert>      // assert
 #include <cmath>        // std::log, std::log1p, std::sqrt, std::isfinite
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint8_t, std::uint16_t, std::uint32_t, std::uint64_t
@@ -50,6 +51,17 @@ inline std::uint64_t pair_word_hash(std::string_view folded) noexcept {
   return XXH3_64bits_withSeed(folded.data(), folded.size(), pair_word_seed);
 }
 
+/// The key of a token's stem: `hash` (its pair_word_hash) unless it is an
+/// ASCII word that loses an English inflection ("apples" -> "apple").
+inline std::uint64_t pair_stem_hash(token t, std::uint64_t hash, std::string& scratch) {
+  if (t.kind != token_kind::word) return hash;
+  for (const char c : t.text)
+    if (static_cast<unsigned char>(c) >= 0x80) return hash;
+  scratch.assign(t.text);
+  stem_english_suffixes(scratch);
+  return scratch == t.text ? hash : pair_word_hash(scratch);
+}
+
 // A 64-bit finaliser (MurmurHash3's), for combining hashes and short n-grams.
 constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
   x ^= x >> 33;
@@ -60,12 +72,26 @@ constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
 }
 
 // Sorts and removes repeats.
+// Sorts a short list by insertion (no branchy partitioning), a long one by std::sort.
+inline void sort_hashes(std::vector<std::uint64_t>& values) noexcept {
+  if (values.size() > 32) {
+    std::sort(values.begin(), values.end());
+    return;
+  }
+  for (std::size_t i = 1; i < values.size(); ++i) {
+    const std::uint64_t v = values[i];
+    std::size_t j = i;
+    for (; j > 0 && values[j - 1] > v; --j) values[j] = values[j - 1];
+    values[j] = v;
+  }
+}
+
 inline void sort_unique(std::vector<std::uint64_t>& values) {
-  std::sort(values.begin(), values.end());
+  sort_hashes(values);
   values.erase(std::unique(values.begin(), values.end()), values.end());
 }
 
-// How many values two sorted lists without repeats share.
+// How many values two sorted lists share (a value repeated counts as often as both have it).
 inline std::size_t shared_count(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b) noexcept {
   std::size_t i = 0, j = 0, shared = 0;
   while (i < a.size() && j < b.size()) {
@@ -93,25 +119,62 @@ inline constexpr std::array<std::string_view, 64> stop_words = {
     "those", "he",  "she",   "they",  "them", "their", "his",  "her",  "what", "which", "who",   "how",  "why",
     "when", "where", "can",  "could", "should", "would", "will", "there", "about", "some"};
 
-inline bool is_stop_word(std::uint64_t hash) noexcept {
-  static const auto sorted = [] {
-    std::array<std::uint64_t, stop_words.size()> hashes{};
-    for (std::size_t i = 0; i < stop_words.size(); ++i) hashes[i] = pair_word_hash(stop_words[i]);
-    std::sort(hashes.begin(), hashes.end());
-    return hashes;
-  }();
-  return std::binary_search(sorted.begin(), sorted.end(), hash);
-}
-
 // Words that say what kind of question a text asks; a bit each.
 inline constexpr std::array<std::string_view, 16> question_words = {
     "what", "how", "why", "which", "who", "when", "where", "can",
     "is",   "are", "should", "does", "do", "will", "could", "would"};
 
+// lexical_guard's lists (cache/guard.hpp), for its checks on hashes.
+inline constexpr std::array<std::string_view, 24> negation_words = {
+    "not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
+    "without", "cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent",
+    "wasnt", "wont", "shouldnt", "nicht", "kein", "pas", "sin", "не"};
+inline constexpr std::array<std::string_view, 22> order_words = {
+    "than", "vs", "versus", "or", "better", "worse", "from", "to", "into",
+    "als", "oder", "von", "nach", "que", "ou", "vers", "desde", "hacia", "чем", "или", "из", "до"};
+
+// What the lists above say of one word.
+struct listed_word {
+  std::uint64_t hash = 0;
+  bool stop = false, negation = false, order = false;
+  std::int8_t question = -1;  // index in question_words
+};
+
+// Every listed word once, in an open-addressing table by hash: about one
+// probe per token instead of a string comparison per list entry.
+inline const listed_word* find_listed(std::uint64_t hash) noexcept {
+  constexpr std::size_t size = 512;
+  static const auto table = [] {
+    std::array<listed_word, size> slots{};
+    const auto entry = [&](std::uint64_t h) -> listed_word& {
+      std::size_t at = h % size;
+      while (slots[at].hash != 0 && slots[at].hash != h) at = (at + 1) % size;
+      slots[at].hash = h;
+      return slots[at];
+    };
+    // A function word's stem too ("does" -> "doe"): words are weighed by stem.
+    std::string scratch;
+    for (const auto w : stop_words) {
+      const std::uint64_t h = pair_word_hash(w);
+      entry(h).stop = entry(pair_stem_hash({w, token_kind::word}, h, scratch)).stop = true;
+    }
+    for (const auto w : negation_words) entry(pair_word_hash(w)).negation = true;
+    for (const auto w : order_words) entry(pair_word_hash(w)).order = true;
+    for (std::size_t q = 0; q < question_words.size(); ++q)
+      entry(pair_word_hash(question_words[q])).question = static_cast<std::int8_t>(q);
+    return slots;
+  }();
+  for (std::size_t at = hash % size;; at = (at + 1) % size) {
+    if (table[at].hash == hash) return &table[at];
+    if (table[at].hash == 0) return nullptr;
+  }
+}
+
 }  // namespace detail
 
-/// Inverse document frequency of words (by detail::pair_word_hash of the
-/// case-folded token), fitted on training texts as scikit-learn's smooth
+/// Inverse document frequency of words (by detail::pair_stem_hash of the
+/// case-folded token: every token but symbols, English inflections
+/// stripped), fitted on training texts as scikit-learn's smooth
 /// IDF: ln((1 + n) / (1 + df)) + 1 for a word found in df of n texts. A
 /// default-constructed one has n = 0 and so weighs every word 1.
 class word_idf {
@@ -123,10 +186,13 @@ class word_idf {
     std::vector<std::pair<std::uint64_t, std::uint32_t>> counted;  // (hash, 1) per word per text
     token_list tokens;
     std::vector<std::uint64_t> words;
+    std::string scratch;
     for (const auto& text : texts) {
       tokenize(text, tokens);
       words.clear();
-      for (std::size_t i = 0; i < tokens.size(); ++i) words.push_back(detail::pair_word_hash(tokens[i].text));
+      for (std::size_t i = 0; i < tokens.size(); ++i)
+        if (tokens[i].kind != token_kind::symbol)
+          words.push_back(detail::pair_stem_hash(tokens[i], detail::pair_word_hash(tokens[i].text), scratch));
       detail::sort_unique(words);
       for (const auto w : words) counted.emplace_back(w, 1);
     }
@@ -147,14 +213,20 @@ class word_idf {
 
   /// The IDF of a word; unseen words get that of df = 0.
   float of(std::uint64_t word_hash) const noexcept {
-    if (!keys_.empty()) {
+    if (!slots_.empty()) {
       const std::uint64_t key = word_hash == 0 ? 1 : word_hash;
-      for (std::size_t at = slot_of(key);; at = (at + 1) & (keys_.size() - 1)) {
-        if (keys_[at] == key) return idf_[at];
-        if (keys_[at] == 0) break;
+      for (std::size_t at = slot_of(key);; at = (at + 1) & (slots_.size() - 1)) {
+        if (slots_[at].key == key) return slots_[at].idf;
+        if (slots_[at].key == 0) break;
       }
     }
     return unseen_;
+  }
+
+  /// Starts loading where of(word_hash) will look, for a caller that
+  /// knows its words a little before it needs their weights.
+  void prefetch(std::uint64_t word_hash) const noexcept {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[slot_of(word_hash == 0 ? 1 : word_hash)]);
   }
 
   /// Texts fitted on, and distinct words seen.
@@ -166,8 +238,8 @@ class word_idf {
   void save_to(store::snapshot_writer& out) const {
     std::vector<std::pair<std::uint64_t, std::uint32_t>> frequencies;
     frequencies.reserve(words_);
-    for (std::size_t at = 0; at < keys_.size(); ++at)
-      if (keys_[at] != 0) frequencies.emplace_back(keys_[at], df_[at]);
+    for (const auto& entry : slots_)
+      if (entry.key != 0) frequencies.emplace_back(entry.key, entry.df);
     std::sort(frequencies.begin(), frequencies.end());
     out.write(documents_);
     out.write(static_cast<std::uint64_t>(frequencies.size()));
@@ -213,7 +285,7 @@ class word_idf {
                               1.0);
   }
 
-  std::size_t slot_of(std::uint64_t key) const noexcept { return detail::mix64(key) & (keys_.size() - 1); }
+  std::size_t slot_of(std::uint64_t key) const noexcept { return detail::mix64(key) & (slots_.size() - 1); }
 
   // An open-addressing table at most half full: one probe or two per word.
   void build(std::span<const std::pair<std::uint64_t, std::uint32_t>> frequencies) {
@@ -221,32 +293,32 @@ class word_idf {
     words_ = frequencies.size();
     if (frequencies.empty()) return;
     const std::size_t capacity = std::bit_ceil(2 * frequencies.size());
-    keys_.assign(capacity, 0);
-    df_.assign(capacity, 0);
-    idf_.assign(capacity, 0.0f);
+    slots_.assign(capacity, slot{});
     for (const auto& [hash, df] : frequencies) {
       const std::uint64_t key = hash == 0 ? 1 : hash;
       std::size_t at = slot_of(key);
-      while (keys_[at] != 0) at = (at + 1) & (capacity - 1);
-      keys_[at] = key;
-      df_[at] = df;
-      idf_[at] = idf_of(df);
+      while (slots_[at].key != 0) at = (at + 1) & (capacity - 1);
+      slots_[at] = {key, idf_of(df), df};
     }
   }
 
   std::uint64_t documents_ = 0;
   std::size_t words_ = 0;
   float unseen_ = 1.0f;
-  std::vector<std::uint64_t> keys_;  // 0: empty slot (a hash of 0 is stored as 1)
-  std::vector<std::uint32_t> df_;
-  std::vector<float> idf_;
+  // A word's hash, weight and count in 16 bytes: one cache line a lookup.
+  struct slot {
+    std::uint64_t key = 0;  // 0: empty (a hash of 0 is stored as 1)
+    float idf = 0;
+    std::uint32_t df = 0;
+  };
+  std::vector<slot> slots_;
 };
 
 /// A text as the pair features need it, made once per text by
 /// pair_featurizer::prepare(). Fields are filled together; read them, do
 /// not edit them.
 struct prepared_text {
-  /// One distinct token (any kind): its hash, weight and count.
+  /// One distinct stem of a token (not a symbol): its hash, weight and count.
   struct word {
     std::uint64_t hash;
     float idf;
@@ -261,15 +333,15 @@ struct prepared_text {
   std::vector<std::uint64_t> sorted_sequence;
   std::vector<word> words;                  ///< distinct tokens, by hash
   std::vector<std::uint64_t> stems;         ///< distinct stems (English inflections stripped), sorted
-  std::vector<std::uint64_t> bigrams;       ///< distinct pairs of consecutive stems, sorted
   std::vector<std::uint64_t> numbers;       ///< number tokens, in order
   std::vector<std::uint64_t> sorted_numbers;
   std::vector<std::uint64_t> entities;      ///< distinct named-thing tokens, sorted
+  ngram_set bigrams{};                      ///< pairs of consecutive stems, as a bit set
   ngram_set char3{}, char5{};               ///< character 3- and 5-grams of the folded text, as bit sets
-  std::uint32_t char3_count = 0, char5_count = 0;
+  std::uint32_t bigram_count = 0, char3_count = 0, char5_count = 0;  ///< bits set
   std::uint32_t characters = 0;             ///< code points of the folded tokens joined by spaces
   float idf_sum = 0;                        ///< over distinct words
-  float tfidf_norm = 0;
+  float tfidf_norm2 = 0;                    ///< squared length of the TF-IDF vector
   std::uint16_t question_words = 0;         ///< a bit per detail::question_words found
   std::int8_t first_question_word = -1;     ///< index of the first found, -1 for none
   std::uint8_t negation_parity = 0;         ///< lexical_guard's negation count, modulo 2
@@ -278,21 +350,27 @@ struct prepared_text {
 
 class pair_featurizer {
  public:
-  static constexpr std::size_t feature_count = 42;
+  static constexpr std::size_t feature_count = 49;
   static constexpr std::uint32_t feature_set_version = 1;
   static constexpr std::array<std::string_view, feature_count> feature_names = {
       "similarity",            // the embedder's cosine
       "word_jaccard",          // distinct tokens: shared / all
       "word_overlap_min",      // shared / the smaller side's
       "word_overlap_max",      // shared / the larger side's
-      "stem_jaccard",
+      "token_jaccard",         // tokens as written (not stemmed), repeats counted
       "content_jaccard",       // tokens that are not English function words
       "content_overlap_min",
       "idf_shared_share",      // IDF mass shared / IDF mass of both
+      "idf_shared_max",        // the rarest word both have
+      "idf_shared_mass",       // IDF mass of the tokens both have
+      "shared_content",        // how many of them are not English function words
       "idf_unshared_mass",     // IDF mass of the tokens only one side has
+      "idf_unshared_mass_min", // ... on the side with less of it
       "idf_unshared_max",      // the rarest of those
+      "idf_unshared_max_min",  // ... on the side whose rarest is less rare
       "unshared_words",        // how many tokens only one side has
       "unshared_words_min",    // ... on the side with fewer of them
+      "unshared_content",      // how many of them are not English function words
       "tfidf_cosine",
       "idf_mean",              // how rare the words are: specific questions
       "bigram_jaccard",        // consecutive stems
@@ -307,6 +385,7 @@ class pair_featurizer {
       "chars_difference",      // ln(1 + |difference|)
       "words_total",           // ln(1 + both lengths)
       "first_word_equal",
+      "first_two_equal",       // "how do" / "how can"
       "last_word_equal",
       "question_words_equal",  // the same set of what/how/why/can/is...
       "question_words_one_side",
@@ -340,7 +419,7 @@ class pair_featurizer {
     out.sequence.clear();
     out.numbers.clear();
     out.stems.clear();
-    out.bigrams.clear();
+    out.bigrams.fill(0);
     out.words.clear();
     out.question_words = 0;
     out.first_question_word = -1;
@@ -348,8 +427,6 @@ class pair_featurizer {
     out.char3.fill(0);
     out.char5.fill(0);
 
-    std::vector<std::uint64_t>& hashes = out.sorted_sequence;  // every token's hash, for counting below
-    hashes.clear();
     int negations = 0;
     std::string stem;
     std::uint64_t previous_stem = 0;
@@ -359,34 +436,29 @@ class pair_featurizer {
     const auto add_byte = [&](unsigned char byte) {
       window = (window << 8) | byte;
       ++window_bytes;
-      if (window_bytes >= 3) set_bit(out.char3, window & 0xFFFFFFull, 3);
-      if (window_bytes >= 5) set_bit(out.char5, window & 0xFFFFFFFFFFull, 5);
+      if (window_bytes >= 3) set_bit(out.char3, (window & 0xFFFFFFull) * 0x9E3779B97F4A7C15ull);
+      if (window_bytes >= 5) set_bit(out.char5, (window & 0xFFFFFFFFFFull) * 0xC2B2AE3D27D4EB4Full);
     };
     add_byte(' ');
     for (std::size_t i = 0; i < tokens.size(); ++i) {
       const token t = tokens[i];
       const std::uint64_t hash = detail::pair_word_hash(t.text);
-      hashes.push_back(hash);
-      if (is_one_of(t.text, order_words)) out.order_word = true;
+      const detail::listed_word* listed = detail::find_listed(hash);
+      if (listed && listed->order) out.order_word = true;
       if (t.kind == token_kind::symbol) continue;
       out.sequence.push_back(hash);
       if (t.kind == token_kind::number) out.numbers.push_back(hash);
-      if (t.kind == token_kind::word) {
-        negations += is_one_of(t.text, negation_words);
-        for (std::size_t q = 0; q < detail::question_words.size(); ++q) {
-          if (t.text != detail::question_words[q]) continue;
-          out.question_words |= static_cast<std::uint16_t>(1u << q);
-          if (out.first_question_word < 0) out.first_question_word = static_cast<std::int8_t>(q);
+      if (listed && t.kind == token_kind::word) {
+        negations += listed->negation;
+        if (listed->question >= 0) {
+          out.question_words |= static_cast<std::uint16_t>(1u << listed->question);
+          if (out.first_question_word < 0) out.first_question_word = listed->question;
         }
       }
-      std::uint64_t stem_hash = hash;
-      if (t.kind == token_kind::word && is_ascii(t.text)) {
-        stem.assign(t.text);
-        stem_english_suffixes(stem);
-        if (stem.size() != t.text.size()) stem_hash = detail::pair_word_hash(stem);
-      }
+      const std::uint64_t stem_hash = detail::pair_stem_hash(t, hash, stem);
+      idf_.prefetch(stem_hash);
       out.stems.push_back(stem_hash);
-      if (out.sequence.size() > 1) out.bigrams.push_back(detail::mix64(std::rotl(previous_stem, 17) ^ stem_hash));
+      if (out.sequence.size() > 1) set_bit(out.bigrams, detail::mix64(std::rotl(previous_stem, 17) ^ stem_hash));
       previous_stem = stem_hash;
       for (const char c : t.text) {
         add_byte(static_cast<unsigned char>(c));
@@ -399,28 +471,30 @@ class pair_featurizer {
     out.negation_parity = static_cast<std::uint8_t>(negations % 2);
 
     out.sorted_numbers = out.numbers;
-    std::sort(out.sorted_numbers.begin(), out.sorted_numbers.end());
-    detail::sort_unique(out.stems);
-    detail::sort_unique(out.bigrams);
+    detail::sort_hashes(out.sorted_numbers);
+    out.sorted_sequence = out.sequence;
+    detail::sort_hashes(out.sorted_sequence);
 
-    // Distinct tokens with their counts and weights.
-    std::sort(hashes.begin(), hashes.end());
+    // Distinct stems with their counts and weights.
+    detail::sort_hashes(out.stems);
+    const auto& hashes = out.stems;
     out.idf_sum = 0;
-    double norm = 0;
+    double norm2 = 0;
     for (std::size_t i = 0; i < hashes.size();) {
       std::size_t j = i;
       while (j < hashes.size() && hashes[j] == hashes[i]) ++j;
       const float idf = idf_.of(hashes[i]);
       const auto count = static_cast<std::uint16_t>(std::min<std::size_t>(j - i, 65535));
-      out.words.push_back({hashes[i], idf, count, detail::is_stop_word(hashes[i])});
+      const detail::listed_word* listed = detail::find_listed(hashes[i]);
+      out.words.push_back({hashes[i], idf, count, listed && listed->stop});
       out.idf_sum += idf;
-      norm += static_cast<double>(count) * count * idf * idf;
+      norm2 += static_cast<double>(count) * count * idf * idf;
       i = j;
     }
-    out.tfidf_norm = static_cast<float>(std::sqrt(norm));
-    out.sorted_sequence = out.sequence;
-    std::sort(out.sorted_sequence.begin(), out.sorted_sequence.end());
+    out.tfidf_norm2 = static_cast<float>(norm2);
+    out.stems.erase(std::unique(out.stems.begin(), out.stems.end()), out.stems.end());
 
+    out.bigram_count = popcount(out.bigrams);
     out.char3_count = popcount(out.char3);
     out.char5_count = popcount(out.char5);
     collect_entities(text, out.entities);
@@ -436,57 +510,67 @@ class pair_featurizer {
     const auto put = [&](double value) { out[k++] = static_cast<float>(value); };
     put(similarity);
 
-    // One merge of the distinct tokens gives every word-level count and mass.
-    std::size_t shared = 0, content_a = 0, content_b = 0, content_shared = 0, only_a = 0, only_b = 0;
-    double idf_shared = 0, idf_unshared = 0, idf_unshared_max = 0, dot = 0;
+    // One merge of the distinct tokens gives every word-level count and
+    // mass; `only[0]` is about the words only `a` has, `only[1]` `b`.
+    struct unshared {
+      std::size_t words = 0, content = 0;
+      double idf = 0, idf_max = 0;
+      void add(const prepared_text::word& w) noexcept {
+        ++words;
+        content += !w.stop;
+        idf += w.idf;
+        idf_max = std::max<double>(idf_max, w.idf);
+      }
+    };
+    std::array<unshared, 2> only;
+    std::size_t shared = 0, content_shared = 0;
+    float idf_shared = 0;  // summed as idf_sum is, so that equal texts share all of it exactly
+    double idf_shared_max = 0, dot = 0;
     {
       std::size_t i = 0, j = 0;
       const auto& wa = a.words;
       const auto& wb = b.words;
       while (i < wa.size() || j < wb.size()) {
         if (j == wb.size() || (i < wa.size() && wa[i].hash < wb[j].hash)) {
-          ++only_a;
-          content_a += !wa[i].stop;
-          idf_unshared += wa[i].idf;
-          idf_unshared_max = std::max<double>(idf_unshared_max, wa[i].idf);
-          ++i;
+          only[0].add(wa[i++]);
         } else if (i == wa.size() || wb[j].hash < wa[i].hash) {
-          ++only_b;
-          content_b += !wb[j].stop;
-          idf_unshared += wb[j].idf;
-          idf_unshared_max = std::max<double>(idf_unshared_max, wb[j].idf);
-          ++j;
+          only[1].add(wb[j++]);
         } else {
           ++shared;
-          if (!wa[i].stop) ++content_a, ++content_b, ++content_shared;
-          idf_shared += 2.0 * wa[i].idf;
+          content_shared += !wa[i].stop;
+          idf_shared += wa[i].idf;
+          idf_shared_max = std::max<double>(idf_shared_max, wa[i].idf);
           dot += static_cast<double>(wa[i].count) * wb[j].count * wa[i].idf * wa[i].idf;
           ++i, ++j;
         }
       }
     }
     const std::size_t words_a = a.words.size(), words_b = b.words.size();
+    const std::size_t content_a = only[0].content + content_shared, content_b = only[1].content + content_shared;
     put(share(shared, words_a + words_b - shared));
     put(share(shared, std::min(words_a, words_b), words_a == words_b ? 1.0f : 0.0f));
     put(share(shared, std::max(words_a, words_b)));
-    const std::size_t stems_shared = detail::shared_count(a.stems, b.stems);
-    put(share(stems_shared, a.stems.size() + b.stems.size() - stems_shared));
+    const std::size_t tokens_shared = detail::shared_count(a.sorted_sequence, b.sorted_sequence);
+    put(share(tokens_shared, a.sorted_sequence.size() + b.sorted_sequence.size() - tokens_shared));
     put(share(content_shared, content_a + content_b - content_shared));
     put(share(content_shared, std::min(content_a, content_b), content_a == content_b ? 1.0f : 0.0f));
-    put(share(idf_shared, a.idf_sum + b.idf_sum));
-    put(idf_unshared);
-    put(idf_unshared_max);
-    put(static_cast<double>(only_a + only_b));
-    put(static_cast<double>(std::min(only_a, only_b)));
-    put(share(dot, static_cast<double>(a.tfidf_norm) * b.tfidf_norm, words_a == words_b ? 1.0f : 0.0f));
+    put(share(2.0 * idf_shared, a.idf_sum + b.idf_sum));
+    put(idf_shared_max);
+    put(idf_shared);
+    put(static_cast<double>(content_shared));
+    put(only[0].idf + only[1].idf);
+    put(std::min(only[0].idf, only[1].idf));
+    put(std::max(only[0].idf_max, only[1].idf_max));
+    put(std::min(only[0].idf_max, only[1].idf_max));
+    put(static_cast<double>(only[0].words + only[1].words));
+    put(static_cast<double>(std::min(only[0].words, only[1].words)));
+    put(static_cast<double>(only[0].content + only[1].content));
+    put(share(dot, std::sqrt(static_cast<double>(a.tfidf_norm2) * b.tfidf_norm2), words_a == words_b ? 1.0f : 0.0f));
     put(share(a.idf_sum + b.idf_sum, static_cast<double>(words_a + words_b), 0.0f));
 
-    const std::size_t bigrams_shared = detail::shared_count(a.bigrams, b.bigrams);
-    put(share(bigrams_shared, a.bigrams.size() + b.bigrams.size() - bigrams_shared));
-    put(share(bigrams_shared, std::min(a.bigrams.size(), b.bigrams.size()),
-              a.bigrams.size() == b.bigrams.size() ? 1.0f : 0.0f));
     for (const auto& [set_a, count_a, set_b, count_b] :
-         {std::tuple{&a.char3, a.char3_count, &b.char3, b.char3_count},
+         {std::tuple{&a.bigrams, a.bigram_count, &b.bigrams, b.bigram_count},
+          std::tuple{&a.char3, a.char3_count, &b.char3, b.char3_count},
           std::tuple{&a.char5, a.char5_count, &b.char5, b.char5_count}}) {
       std::uint32_t both = 0;
       for (std::size_t w = 0; w < set_a->size(); ++w) both += std::popcount((*set_a)[w] & (*set_b)[w]);
@@ -502,6 +586,7 @@ class pair_featurizer {
     put(std::log1p(static_cast<double>(std::max(a.characters, b.characters) - std::min(a.characters, b.characters))));
     put(std::log1p(static_cast<double>(length_a + length_b)));
     put(shorter > 0 && a.sequence.front() == b.sequence.front());
+    put(shorter > 1 && a.sequence[0] == b.sequence[0] && a.sequence[1] == b.sequence[1]);
     put(shorter > 0 && a.sequence.back() == b.sequence.back());
     put(a.question_words == b.question_words);
     put(std::popcount(static_cast<unsigned>(a.question_words ^ b.question_words)));
@@ -529,6 +614,7 @@ class pair_featurizer {
     const std::size_t entities_shared = detail::shared_count(a.entities, b.entities);
     put(static_cast<double>(entities_shared));
     put(static_cast<double>(a.entities.size() + b.entities.size() - 2 * entities_shared));
+    assert(k == feature_count);
   }
 
   /// lexical_guard's checks (numbers, negation, order) on the prepared
@@ -541,28 +627,10 @@ class pair_featurizer {
   const word_idf& idf() const noexcept { return idf_; }
 
  private:
-  // lexical_guard's lists (cache/guard.hpp), for its checks on hashes.
-  static constexpr std::array<std::string_view, 24> negation_words = {
-      "not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
-      "without", "cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent",
-      "wasnt", "wont", "shouldnt", "nicht", "kein", "pas", "sin", "не"};
-  static constexpr std::array<std::string_view, 22> order_words = {
-      "than", "vs", "versus", "or", "better", "worse", "from", "to", "into",
-      "als", "oder", "von", "nach", "que", "ou", "vers", "desde", "hacia", "чем", "или", "из", "до"};
-
-  static bool is_one_of(std::string_view word, const auto& list) noexcept {
-    return std::find(list.begin(), list.end(), word) != list.end();
-  }
-
-  static bool is_ascii(std::string_view text) noexcept {
-    for (const char c : text)
-      if (static_cast<unsigned char>(c) >= 0x80) return false;
-    return true;
-  }
-
-  // An n-gram of up to 8 bytes, packed in an integer, to its bit.
-  static void set_bit(prepared_text::ngram_set& set, std::uint64_t packed, std::uint64_t n) noexcept {
-    const std::uint64_t bit = detail::mix64(packed ^ (n << 56)) % prepared_text::ngram_bits;
+  // Sets the bit the top bits of a well-mixed hash choose.
+  static void set_bit(prepared_text::ngram_set& set, std::uint64_t hash) noexcept {
+    static_assert(prepared_text::ngram_bits == 2048);
+    const std::uint64_t bit = hash >> 53;
     set[bit / 64] |= std::uint64_t{1} << (bit % 64);
   }
 
@@ -591,59 +659,81 @@ class pair_featurizer {
     constexpr std::size_t max_tokens = 255;
     a = a.first(std::min(a.size(), max_tokens));
     b = b.first(std::min(b.size(), max_tokens));
-    std::array<std::uint8_t, max_tokens + 1> subsequence_row{}, previous_subsequence{};
-    std::array<std::uint8_t, max_tokens + 1> run_row{}, previous_run{};
+    // rows[r][j]: over a's first i tokens (r = i % 2) and b's first j.
+    std::array<std::array<std::uint8_t, max_tokens + 1>, 2> subsequence, run;
+    std::fill_n(subsequence[0].begin(), b.size() + 1, std::uint8_t{0});
+    std::fill_n(run[0].begin(), b.size() + 1, std::uint8_t{0});
+    subsequence[1][0] = run[1][0] = 0;
     std::size_t longest_run = 0;
     for (std::size_t i = 1; i <= a.size(); ++i) {
+      auto& row = subsequence[i % 2];
+      const auto& above = subsequence[(i - 1) % 2];
+      auto& run_row = run[i % 2];
+      const auto& run_above = run[(i - 1) % 2];
       for (std::size_t j = 1; j <= b.size(); ++j) {
         if (a[i - 1] == b[j - 1]) {
-          subsequence_row[j] = static_cast<std::uint8_t>(previous_subsequence[j - 1] + 1);
-          run_row[j] = static_cast<std::uint8_t>(previous_run[j - 1] + 1);
+          row[j] = static_cast<std::uint8_t>(above[j - 1] + 1);
+          run_row[j] = static_cast<std::uint8_t>(run_above[j - 1] + 1);
           longest_run = std::max<std::size_t>(longest_run, run_row[j]);
         } else {
-          subsequence_row[j] = std::max(previous_subsequence[j], subsequence_row[j - 1]);
+          row[j] = std::max(above[j], row[j - 1]);
           run_row[j] = 0;
         }
       }
-      std::swap(subsequence_row, previous_subsequence);
-      std::swap(run_row, previous_run);
     }
-    return {previous_subsequence[b.size()], longest_run};
+    return {subsequence[a.size() % 2][b.size()], longest_run};
   }
 
   // Named things: words capitalised where a sentence does not start
   // ("iPhone", "Java", "USA"), and words mixing letters and digits
-  // ("iphone7", "mp3"), each case-folded.
+  // ("iphone7", "mp3"), each hashed case-folded.
   static void collect_entities(std::string_view text, std::vector<std::uint64_t>& out) {
     out.clear();
-    std::string folded;
     bool sentence_start = true, capitalised = false, letters = false, digits = false;
     std::size_t length = 0;
+    std::uint64_t hash = detail::pair_entity_seed;
     const auto finish = [&] {
-      if (length >= 2 && ((capitalised && !sentence_start) || (letters && digits)))
-        out.push_back(XXH3_64bits_withSeed(folded.data(), folded.size(), detail::pair_entity_seed));
+      if (length >= 2 && ((capitalised && !sentence_start) || (letters && digits))) out.push_back(detail::mix64(hash));
       if (length > 0) sentence_start = false;
-      folded.clear();
       length = 0;
+      hash = detail::pair_entity_seed;
       capitalised = letters = digits = false;
     };
+    const auto append = [&](char32_t folded) {
+      hash = (hash ^ folded) * 0x100000001B3ull;
+      ++length;
+    };
     for (std::size_t position = 0; position < text.size();) {
+      if (const auto byte = static_cast<unsigned char>(text[position]); byte < 0x80) {
+        ++position;
+        if (byte >= 'a' && byte <= 'z') {
+          letters = true;
+          append(byte);
+        } else if (byte >= 'A' && byte <= 'Z') {
+          letters = capitalised = true;
+          append(byte + ('a' - 'A'));
+        } else if (byte >= '0' && byte <= '9') {
+          digits = true;
+          append(byte);
+        } else {
+          finish();  // an apostrophe too: "I'm" is no name
+          if (byte == '.' || byte == '?' || byte == '!') sentence_start = true;
+        }
+        continue;
+      }
       const auto [c, bytes] = unicode::decode_utf8(text, position);
       position += bytes;
       const auto kind = unicode::classify(c);
-      if (kind == unicode::char_class::letter || kind == unicode::char_class::digit) {
+      if (kind == unicode::char_class::letter) {
         const char32_t lower = unicode::simple_case_fold(c);
-        if (kind == unicode::char_class::letter) {
-          letters = true;
-          capitalised = capitalised || lower != c;
-        } else {
-          digits = true;
-        }
-        unicode::append_utf8(folded, lower);
-        ++length;
+        letters = true;
+        capitalised = capitalised || lower != c;
+        append(lower);
+      } else if (kind == unicode::char_class::digit) {
+        digits = true;
+        append(c);
       } else {
-        finish();  // an apostrophe too: "I'm" is no name
-        if (c == U'.' || c == U'?' || c == U'!') sentence_start = true;
+        finish();
       }
     }
     finish();

@@ -43,6 +43,7 @@
 #include <cstdint>        // std::uint8_t, std::uint32_t, std::uint64_t
 #include <filesystem>     // std::filesystem::path
 #include <fstream>        // std::ifstream
+#include <initializer_list>  // the two texts of a pair in one loop
 #include <limits>         // std::numeric_limits
 #include <memory>         // std::unique_ptr, std::make_unique
 #include <numeric>        // std::iota

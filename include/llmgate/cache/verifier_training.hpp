@@ -622,6 +622,7 @@ verifier_weights fit_verifier(std::span<const labelled_pair> pairs, const Simila
     measured.validation_pairs = validation.size();
     measured.auc_logistic = auc_of(fit_logistic(train_rows, options.logistic));
     measured.auc_trees = auc_of(fit_trees(train_rows, options.trees));
+    // Ties, and a slice too small to tell (NaN), go to the cheaper logistic.
     kind = measured.auc_trees > measured.auc_logistic ? verifier_fit_kind::trees : verifier_fit_kind::logistic;
   }
   std::string description;

@@ -7,10 +7,13 @@
 // "the"), whether the two ask the same kind of question ("how can I" /
 // "can I"), whether numbers, negation or the order of things named differ
 // (lexical_guard's checks), whether the named things (capitalised words,
-// model numbers) agree, and overlaps at the levels of words, stems, word
-// pairs and character n-grams, which survive typos and inflections. These
-// are the text-pair features known to work on Quora Question Pairs; none
-// depends on how often a question was seen.
+// model numbers) agree, and overlaps at the levels of words (by stem, so
+// "apples" meets "apple"), tokens as written, pairs of words and character
+// n-grams, which survive typos. These are the text-pair features known to
+// work on Quora Question Pairs; none depends on how often a question was
+// seen. Word pairs and character n-grams are kept as 2048-bit sets, whose
+// AND and OR count shared and all n-grams (two n-grams of short texts
+// rarely share a bit).
 //
 // Cost: prepare() tokenizes and hashes a text once (it allocates; the
 // overload that fills a prepared_text reuses its memory); features() only
@@ -71,7 +74,6 @@ constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
   return x ^ (x >> 33);
 }
 
-// Sorts and removes repeats.
 // Sorts a short list by insertion (no branchy partitioning), a long one by std::sort.
 inline void sort_hashes(std::vector<std::uint64_t>& values) noexcept {
   if (values.size() > 32) {
@@ -86,6 +88,7 @@ inline void sort_hashes(std::vector<std::uint64_t>& values) noexcept {
   }
 }
 
+// Sorts and removes repeats.
 inline void sort_unique(std::vector<std::uint64_t>& values) {
   sort_hashes(values);
   values.erase(std::unique(values.begin(), values.end()), values.end());
@@ -124,7 +127,8 @@ inline constexpr std::array<std::string_view, 16> question_words = {
     "what", "how", "why", "which", "who", "when", "where", "can",
     "is",   "are", "should", "does", "do", "will", "could", "would"};
 
-// lexical_guard's lists (cache/guard.hpp), for its checks on hashes.
+// lexical_guard's lists (cache/guard.hpp, where they are private), for its
+// checks on hashes; pair_features_test proves both give the same answers.
 inline constexpr std::array<std::string_view, 24> negation_words = {
     "not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
     "without", "cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent",
@@ -331,13 +335,13 @@ struct prepared_text {
   token_list tokens;                        ///< for guard_veto()
   std::vector<std::uint64_t> sequence;      ///< each token but symbols, in order (lexical_guard's words)
   std::vector<std::uint64_t> sorted_sequence;
-  std::vector<word> words;                  ///< distinct tokens, by hash
-  std::vector<std::uint64_t> stems;         ///< distinct stems (English inflections stripped), sorted
+  std::vector<word> words;                  ///< distinct stems, by hash
+  std::vector<std::uint64_t> stems;         ///< each token's stem (English inflections stripped), sorted
   std::vector<std::uint64_t> numbers;       ///< number tokens, in order
   std::vector<std::uint64_t> sorted_numbers;
   std::vector<std::uint64_t> entities;      ///< distinct named-thing tokens, sorted
   ngram_set bigrams{};                      ///< pairs of consecutive stems, as a bit set
-  ngram_set char3{}, char5{};               ///< character 3- and 5-grams of the folded text, as bit sets
+  ngram_set char3{}, char5{};               ///< 3- and 5-byte n-grams of the folded tokens joined by spaces
   std::uint32_t bigram_count = 0, char3_count = 0, char5_count = 0;  ///< bits set
   std::uint32_t characters = 0;             ///< code points of the folded tokens joined by spaces
   float idf_sum = 0;                        ///< over distinct words
@@ -492,7 +496,6 @@ class pair_featurizer {
       i = j;
     }
     out.tfidf_norm2 = static_cast<float>(norm2);
-    out.stems.erase(std::unique(out.stems.begin(), out.stems.end()), out.stems.end());
 
     out.bigram_count = popcount(out.bigrams);
     out.char3_count = popcount(out.char3);

@@ -354,7 +354,7 @@ struct prepared_text {
 
 class pair_featurizer {
  public:
-  static constexpr std::size_t feature_count = 49;
+  static constexpr std::size_t feature_count = 51;
   static constexpr std::uint32_t feature_set_version = 1;
   static constexpr std::array<std::string_view, feature_count> feature_names = {
       "similarity",            // the embedder's cosine
@@ -394,6 +394,8 @@ class pair_featurizer {
       "question_words_equal",  // the same set of what/how/why/can/is...
       "question_words_one_side",
       "first_question_word_equal",
+      "first_question_word_min",  // which question words lead (index in detail::question_words,
+      "first_question_word_max",  // -1 for none): "how" / "what" ask differently
       "lcs_words_ratio",       // longest common subsequence / the longer
       "common_run_ratio",      // longest common run of tokens / the shorter
       "prefix_ratio",          // common leading tokens / the shorter
@@ -594,6 +596,8 @@ class pair_featurizer {
     put(a.question_words == b.question_words);
     put(std::popcount(static_cast<unsigned>(a.question_words ^ b.question_words)));
     put(a.first_question_word >= 0 && a.first_question_word == b.first_question_word);
+    put(std::min(a.first_question_word, b.first_question_word));
+    put(std::max(a.first_question_word, b.first_question_word));
 
     const auto [common_subsequence, common_run] = common_token_runs(a.sequence, b.sequence);
     put(share(common_subsequence, longer));

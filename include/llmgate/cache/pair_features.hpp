@@ -354,7 +354,7 @@ struct prepared_text {
 
 class pair_featurizer {
  public:
-  static constexpr std::size_t feature_count = 51;
+  static constexpr std::size_t feature_count = 52;
   static constexpr std::uint32_t feature_set_version = 1;
   static constexpr std::array<std::string_view, feature_count> feature_names = {
       "similarity",            // the embedder's cosine
@@ -398,6 +398,7 @@ class pair_featurizer {
       "first_question_word_max",  // -1 for none): "how" / "what" ask differently
       "lcs_words_ratio",       // longest common subsequence / the longer
       "common_run_ratio",      // longest common run of tokens / the shorter
+      "reordered",             // shared tokens out of the common order / shared tokens
       "prefix_ratio",          // common leading tokens / the shorter
       "suffix_ratio",          // common trailing tokens / the shorter
       "numbers_equal",         // both have numbers, the same ones
@@ -602,6 +603,7 @@ class pair_featurizer {
     const auto [common_subsequence, common_run] = common_token_runs(a.sequence, b.sequence);
     put(share(common_subsequence, longer));
     put(share(common_run, shorter, longer == 0 ? 1.0f : 0.0f));
+    put(share(static_cast<double>(std::max(tokens_shared, common_subsequence) - common_subsequence), tokens_shared, 0.0f));
     std::size_t prefix = 0, suffix = 0;
     while (prefix < shorter && a.sequence[prefix] == b.sequence[prefix]) ++prefix;
     while (suffix < shorter && a.sequence[length_a - 1 - suffix] == b.sequence[length_b - 1 - suffix]) ++suffix;

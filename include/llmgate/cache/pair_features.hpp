@@ -698,55 +698,57 @@ class pair_featurizer {
   // ("iphone7", "mp3"), each hashed case-folded.
   static void collect_entities(std::string_view text, std::vector<std::uint64_t>& out) {
     out.clear();
-    bool sentence_start = true, capitalised = false, letters = false, digits = false;
-    std::size_t length = 0;
-    std::uint64_t hash = detail::pair_entity_seed;
-    const auto finish = [&] {
-      if (length >= 2 && ((capitalised && !sentence_start) || (letters && digits))) out.push_back(detail::mix64(hash));
-      if (length > 0) sentence_start = false;
-      length = 0;
-      hash = detail::pair_entity_seed;
-      capitalised = letters = digits = false;
-    };
-    const auto append = [&](char32_t folded) {
-      hash = (hash ^ folded) * 0x100000001B3ull;
-      ++length;
-    };
+    bool sentence_start = true;
     for (std::size_t position = 0; position < text.size();) {
-      if (const auto byte = static_cast<unsigned char>(text[position]); byte < 0x80) {
-        ++position;
+      // One run of letters and digits, [start, position).
+      const std::size_t start = position;
+      std::size_t length = 0;
+      bool capitalised = false, letters = false, digits = false;
+      char32_t separator = 0;
+      while (position < text.size()) {
+        const auto byte = static_cast<unsigned char>(text[position]);
         if (byte >= 'a' && byte <= 'z') {
           letters = true;
-          append(byte);
         } else if (byte >= 'A' && byte <= 'Z') {
           letters = capitalised = true;
-          append(byte + ('a' - 'A'));
         } else if (byte >= '0' && byte <= '9') {
           digits = true;
-          append(byte);
+        } else if (byte < 0x80) {
+          separator = byte;  // an apostrophe too: "I'm" is no name
+          break;
         } else {
-          finish();  // an apostrophe too: "I'm" is no name
-          if (byte == '.' || byte == '?' || byte == '!') sentence_start = true;
+          const auto [c, bytes] = unicode::decode_utf8(text, position);
+          const auto kind = unicode::classify(c);
+          if (kind != unicode::char_class::letter && kind != unicode::char_class::digit) {
+            separator = c;
+            break;
+          }
+          letters = letters || kind == unicode::char_class::letter;
+          digits = digits || kind == unicode::char_class::digit;
+          capitalised = capitalised || unicode::simple_case_fold(c) != c;
+          position += bytes - 1;
         }
-        continue;
+        ++position;
+        ++length;
       }
-      const auto [c, bytes] = unicode::decode_utf8(text, position);
-      position += bytes;
-      const auto kind = unicode::classify(c);
-      if (kind == unicode::char_class::letter) {
-        const char32_t lower = unicode::simple_case_fold(c);
-        letters = true;
-        capitalised = capitalised || lower != c;
-        append(lower);
-      } else if (kind == unicode::char_class::digit) {
-        digits = true;
-        append(c);
-      } else {
-        finish();
-      }
+      if (length >= 2 && ((capitalised && !sentence_start) || (letters && digits)))
+        out.push_back(folded_hash(text.substr(start, position - start)));
+      if (length > 0) sentence_start = false;
+      if (separator == U'.' || separator == U'?' || separator == U'!') sentence_start = true;
+      if (position < text.size()) position += unicode::decode_utf8(text, position).length;
     }
-    finish();
     detail::sort_unique(out);
+  }
+
+  // The hash of a run of letters and digits, case-folded.
+  static std::uint64_t folded_hash(std::string_view run) noexcept {
+    std::uint64_t hash = detail::pair_entity_seed;
+    for (std::size_t position = 0; position < run.size();) {
+      const auto [c, bytes] = unicode::decode_utf8(run, position);
+      position += bytes;
+      hash = (hash ^ unicode::simple_case_fold(c)) * 0x100000001B3ull;
+    }
+    return detail::mix64(hash);
   }
 
   word_idf idf_;

@@ -352,27 +352,30 @@ struct prepared_text {
   bool order_word = false;                  ///< lexical_guard's order words: one is present
 };
 
+/// Turns a pair of texts (and the embedder's similarity of the two) into
+/// feature_count numbers for a verifier model; feature_names says what
+/// each is. The words' weights come from the word_idf it is given.
 class pair_featurizer {
  public:
   static constexpr std::size_t feature_count = 52;
   static constexpr std::uint32_t feature_set_version = 1;
   static constexpr std::array<std::string_view, feature_count> feature_names = {
       "similarity",            // the embedder's cosine
-      "word_jaccard",          // distinct tokens: shared / all
+      "word_jaccard",          // distinct words (by stem): shared / all
       "word_overlap_min",      // shared / the smaller side's
       "word_overlap_max",      // shared / the larger side's
       "token_jaccard",         // tokens as written (not stemmed), repeats counted
-      "content_jaccard",       // tokens that are not English function words
+      "content_jaccard",       // words that are not English function words
       "content_overlap_min",
       "idf_shared_share",      // IDF mass shared / IDF mass of both
       "idf_shared_max",        // the rarest word both have
-      "idf_shared_mass",       // IDF mass of the tokens both have
+      "idf_shared_mass",       // IDF mass of the words both have
       "shared_content",        // how many of them are not English function words
-      "idf_unshared_mass",     // IDF mass of the tokens only one side has
+      "idf_unshared_mass",     // IDF mass of the words only one side has
       "idf_unshared_mass_min", // ... on the side with less of it
       "idf_unshared_max",      // the rarest of those
       "idf_unshared_max_min",  // ... on the side whose rarest is less rare
-      "unshared_words",        // how many tokens only one side has
+      "unshared_words",        // how many words only one side has
       "unshared_words_min",    // ... on the side with fewer of them
       "unshared_content",      // how many of them are not English function words
       "tfidf_cosine",

@@ -358,7 +358,7 @@ struct prepared_text {
 class pair_featurizer {
  public:
   static constexpr std::size_t feature_count = 52;
-  static constexpr std::uint32_t feature_set_version = 1;
+  static constexpr std::uint32_t feature_set_version = 2;
   static constexpr std::array<std::string_view, feature_count> feature_names = {
       "similarity",            // the embedder's cosine
       "word_jaccard",          // distinct words (by stem): shared / all

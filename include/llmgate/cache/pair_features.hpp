@@ -57,7 +57,9 @@ inline std::uint64_t pair_word_hash(std::string_view folded) noexcept {
 /// The key of a token's stem: `hash` (its pair_word_hash) unless it is an
 /// ASCII word that loses an English inflection ("apples" -> "apple").
 inline std::uint64_t pair_stem_hash(token t, std::uint64_t hash, std::string& scratch) {
-  if (t.kind != token_kind::word) return hash;
+  // stem_english_suffixes changes only words that end in -s, -ed, -ing or -y.
+  if (t.kind != token_kind::word || t.text.empty()) return hash;
+  if (const char last = t.text.back(); last != 's' && last != 'd' && last != 'g' && last != 'y') return hash;
   for (const char c : t.text)
     if (static_cast<unsigned char>(c) >= 0x80) return hash;
   scratch.assign(t.text);

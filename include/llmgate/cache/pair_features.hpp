@@ -336,15 +336,16 @@ struct prepared_text {
 
   token_list tokens;                        ///< for guard_veto()
   std::vector<std::uint64_t> sequence;      ///< each token but symbols, in order (lexical_guard's words)
-  std::vector<std::uint64_t> sorted_sequence;
+  std::uint64_t sequence_sum = 0;           ///< sum of mix64 of the sequence: equal for equal multisets
   std::vector<word> words;                  ///< distinct stems, by hash
   std::vector<std::uint64_t> stems;         ///< each token's stem (English inflections stripped), sorted
   std::vector<std::uint64_t> numbers;       ///< number tokens, in order
-  std::vector<std::uint64_t> sorted_numbers;
+  std::uint64_t numbers_sum = 0;            ///< the same of the numbers
   std::vector<std::uint64_t> entities;      ///< distinct named-thing tokens, sorted
+  ngram_set token_set{};                    ///< the sequence's distinct tokens, as a bit set
   ngram_set bigrams{};                      ///< pairs of consecutive stems, as a bit set
   ngram_set char3{}, char5{};               ///< 3- and 5-byte n-grams of the folded tokens joined by spaces
-  std::uint32_t bigram_count = 0, char3_count = 0, char5_count = 0;  ///< bits set
+  std::uint32_t token_count = 0, bigram_count = 0, char3_count = 0, char5_count = 0;  ///< bits set
   std::uint32_t characters = 0;             ///< code points of the folded tokens joined by spaces
   float idf_sum = 0;                        ///< over distinct words
   float tfidf_norm2 = 0;                    ///< squared length of the TF-IDF vector
@@ -366,7 +367,7 @@ class pair_featurizer {
       "word_jaccard",          // distinct words (by stem): shared / all
       "word_overlap_min",      // shared / the smaller side's
       "word_overlap_max",      // shared / the larger side's
-      "token_jaccard",         // tokens as written (not stemmed), repeats counted
+      "token_jaccard",         // distinct tokens as written (not stemmed)
       "content_jaccard",       // words that are not English function words
       "content_overlap_min",
       "idf_shared_share",      // IDF mass shared / IDF mass of both
@@ -432,6 +433,7 @@ class pair_featurizer {
     out.numbers.clear();
     out.stems.clear();
     out.bigrams.fill(0);
+    out.token_set.fill(0);
     out.words.clear();
     out.question_words = 0;
     out.first_question_word = -1;
@@ -459,6 +461,7 @@ class pair_featurizer {
       if (listed && listed->order) out.order_word = true;
       if (t.kind == token_kind::symbol) continue;
       out.sequence.push_back(hash);
+      set_bit(out.token_set, detail::mix64(hash));
       if (t.kind == token_kind::number) out.numbers.push_back(hash);
       if (listed && t.kind == token_kind::word) {
         negations += listed->negation;
@@ -482,10 +485,10 @@ class pair_featurizer {
     out.characters = out.characters > 0 ? out.characters - 1 : 0;  // spaces between tokens only
     out.negation_parity = static_cast<std::uint8_t>(negations % 2);
 
-    out.sorted_numbers = out.numbers;
-    detail::sort_hashes(out.sorted_numbers);
-    out.sorted_sequence = out.sequence;
-    detail::sort_hashes(out.sorted_sequence);
+    // Multisets compared by a sum of well-mixed hashes: no sorting.
+    out.sequence_sum = out.numbers_sum = 0;
+    for (const auto h : out.sequence) out.sequence_sum += detail::mix64(h);
+    for (const auto h : out.numbers) out.numbers_sum += detail::mix64(h);
 
     // Distinct stems with their counts and weights.
     detail::sort_hashes(out.stems);
@@ -505,6 +508,7 @@ class pair_featurizer {
     }
     out.tfidf_norm2 = static_cast<float>(norm2);
 
+    out.token_count = popcount(out.token_set);
     out.bigram_count = popcount(out.bigrams);
     out.char3_count = popcount(out.char3);
     out.char5_count = popcount(out.char5);
@@ -561,8 +565,8 @@ class pair_featurizer {
     put(share(shared, words_a + words_b - shared));
     put(share(shared, std::min(words_a, words_b), words_a == words_b ? 1.0f : 0.0f));
     put(share(shared, std::max(words_a, words_b)));
-    const std::size_t tokens_shared = detail::shared_count(a.sorted_sequence, b.sorted_sequence);
-    put(share(tokens_shared, a.sorted_sequence.size() + b.sorted_sequence.size() - tokens_shared));
+    const std::size_t tokens_shared = shared_bits(a.token_set, b.token_set);
+    put(share(tokens_shared, a.token_count + b.token_count - tokens_shared));
     put(share(content_shared, content_a + content_b - content_shared));
     put(share(content_shared, std::min(content_a, content_b), content_a == content_b ? 1.0f : 0.0f));
     put(share(2.0 * idf_shared, a.idf_sum + b.idf_sum));
@@ -583,8 +587,7 @@ class pair_featurizer {
          {std::tuple{&a.bigrams, a.bigram_count, &b.bigrams, b.bigram_count},
           std::tuple{&a.char3, a.char3_count, &b.char3, b.char3_count},
           std::tuple{&a.char5, a.char5_count, &b.char5, b.char5_count}}) {
-      std::uint32_t both = 0;
-      for (std::size_t w = 0; w < set_a->size(); ++w) both += std::popcount((*set_a)[w] & (*set_b)[w]);
+      const auto both = static_cast<std::uint32_t>(shared_bits(*set_a, *set_b));
       put(share(both, count_a + count_b - both));
       put(share(both, std::min(count_a, count_b), count_a == count_b ? 1.0f : 0.0f));
     }
@@ -616,7 +619,7 @@ class pair_featurizer {
     put(share(suffix, shorter, longer == 0 ? 1.0f : 0.0f));
 
     const bool numbers_a = !a.numbers.empty(), numbers_b = !b.numbers.empty();
-    const bool same_numbers = a.sorted_numbers == b.sorted_numbers;
+    const bool same_numbers = same_multiset(a.numbers, a.numbers_sum, b.numbers, b.numbers_sum);
     put(numbers_a && numbers_b && same_numbers);
     put(numbers_a && numbers_b && !same_numbers);
     put(numbers_a != numbers_b);
@@ -654,13 +657,26 @@ class pair_featurizer {
     return count;
   }
 
+  static bool same_multiset(std::span<const std::uint64_t> a, std::uint64_t sum_a, std::span<const std::uint64_t> b,
+                            std::uint64_t sum_b) noexcept {
+    return a.size() == b.size() && sum_a == sum_b;
+  }
+
+  static std::size_t shared_bits(const prepared_text::ngram_set& a, const prepared_text::ngram_set& b) noexcept {
+    std::size_t both = 0;
+    for (std::size_t w = 0; w < a.size(); ++w) both += static_cast<std::size_t>(std::popcount(a[w] & b[w]));
+    return both;
+  }
+
   // lexical_guard::vetoes on hashes instead of texts: the same answer
-  // unless two different tokens share a 64-bit hash.
+  // unless two different tokens (or two multisets of them) share a 64-bit
+  // hash.
   static veto_reason hashed_guard(const prepared_text& a, const prepared_text& b) noexcept {
-    if (a.sorted_numbers != b.sorted_numbers) return veto_reason::numbers_differ;
+    if (!same_multiset(a.numbers, a.numbers_sum, b.numbers, b.numbers_sum)) return veto_reason::numbers_differ;
     if (a.negation_parity != b.negation_parity) return veto_reason::negation_differs;
     if (a.numbers != b.numbers) return veto_reason::order_swapped;
-    if (a.order_word && b.order_word && a.sequence != b.sequence && a.sorted_sequence == b.sorted_sequence)
+    if (a.order_word && b.order_word && a.sequence != b.sequence &&
+        same_multiset(a.sequence, a.sequence_sum, b.sequence, b.sequence_sum))
       return veto_reason::order_swapped;
     return veto_reason::none;
   }

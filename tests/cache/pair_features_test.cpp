@@ -218,6 +218,24 @@ BOOST_AUTO_TEST_CASE(features_are_symmetric) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(long_texts_stay_finite_and_symmetric) {
+  // Past the 255 tokens the common-run table holds, and past 32 stems
+  // (where the stems are sorted by std::sort).
+  std::string a, b;
+  for (int i = 0; i < 400; ++i) {
+    a += "word" + std::to_string(i % 50) + " Name" + std::to_string(i % 7) + " ";
+    b += "word" + std::to_string((i + 3) % 50) + " ";
+  }
+  const pair_featurizer featurizer;
+  const auto ab = features_of(featurizer, a, b), ba = features_of(featurizer, b, a);
+  for (std::size_t i = 0; i < n; ++i) {
+    BOOST_TEST(std::isfinite(ab[i]), pair_featurizer::feature_names[i]);
+    BOOST_TEST(ab[i] == ba[i], pair_featurizer::feature_names[i]);
+  }
+  BOOST_TEST(ab[index_of("lcs_words_ratio")] > 0.0f);
+  BOOST_TEST(ab[index_of("lcs_words_ratio")] <= 1.0f);
+}
+
 BOOST_AUTO_TEST_CASE(reusing_a_prepared_text_gives_the_same_features) {
   const pair_featurizer featurizer;
   prepared_text reused;

@@ -122,6 +122,7 @@ BOOST_AUTO_TEST_CASE(exact_values_of_a_small_pair) {
   BOOST_TEST(at("first_question_word_equal") == 1.0f);
   BOOST_TEST(at("lcs_words_ratio") == 4.0f / 5.0f);
   BOOST_TEST(at("common_run_ratio") == 4.0f / 5.0f);
+  BOOST_TEST(at("reordered") == 0.0f);
   BOOST_TEST(at("prefix_ratio") == 4.0f / 5.0f);
   BOOST_TEST(at("suffix_ratio") == 0.0f);
   for (const auto name : {"numbers_equal", "numbers_differ", "numbers_one_side", "negation_differs", "order_swapped",
@@ -146,6 +147,12 @@ BOOST_AUTO_TEST_CASE(question_words_order_and_entities) {
   BOOST_TEST(f[index_of("lcs_words_ratio")] == 5.0f / 6.0f);
   BOOST_TEST(f[index_of("entities_shared")] == 1.0f);  // "IQ"; "Can" starts its sentence
   BOOST_TEST(f[index_of("entities_unshared")] == 0.0f);
+
+  // The same four tokens; the longest common subsequence keeps two in order.
+  f = features_of(featurizer, "python install pip how", "how install pip python");
+  BOOST_TEST(f[index_of("reordered")] == 2.0f / 4.0f);
+  BOOST_TEST(f[index_of("word_jaccard")] == 1.0f);
+  BOOST_TEST(f[index_of("order_swapped")] == 0.0f);  // no order word: the guard lets it through
 
   f = features_of(featurizer, "Is the mp3 player better than an iPod?", "is an iPod better than the MP3 player");
   BOOST_TEST(f[index_of("entities_shared")] == 2.0f);  // mp3 (letters and digits), ipod (capitalised)
@@ -209,6 +216,24 @@ BOOST_AUTO_TEST_CASE(features_are_symmetric) {
     const auto ab = features_of(featurizer, a, b, 0.3f), ba = features_of(featurizer, b, a, 0.3f);
     for (std::size_t i = 0; i < n; ++i) BOOST_TEST(ab[i] == ba[i], a << " / " << b << ": " << pair_featurizer::feature_names[i]);
   }
+}
+
+BOOST_AUTO_TEST_CASE(long_texts_stay_finite_and_symmetric) {
+  // Past the 255 tokens the common-run table holds, and past 32 stems
+  // (where the stems are sorted by std::sort).
+  std::string a, b;
+  for (int i = 0; i < 400; ++i) {
+    a += "word" + std::to_string(i % 50) + " Name" + std::to_string(i % 7) + " ";
+    b += "word" + std::to_string((i + 3) % 50) + " ";
+  }
+  const pair_featurizer featurizer;
+  const auto ab = features_of(featurizer, a, b), ba = features_of(featurizer, b, a);
+  for (std::size_t i = 0; i < n; ++i) {
+    BOOST_TEST(std::isfinite(ab[i]), pair_featurizer::feature_names[i]);
+    BOOST_TEST(ab[i] == ba[i], pair_featurizer::feature_names[i]);
+  }
+  BOOST_TEST(ab[index_of("lcs_words_ratio")] > 0.0f);
+  BOOST_TEST(ab[index_of("lcs_words_ratio")] <= 1.0f);
 }
 
 BOOST_AUTO_TEST_CASE(reusing_a_prepared_text_gives_the_same_features) {

@@ -7,10 +7,13 @@
 // "the"), whether the two ask the same kind of question ("how can I" /
 // "can I"), whether numbers, negation or the order of things named differ
 // (lexical_guard's checks), whether the named things (capitalised words,
-// model numbers) agree, and overlaps at the levels of words, stems, word
-// pairs and character n-grams, which survive typos and inflections. These
-// are the text-pair features known to work on Quora Question Pairs; none
-// depends on how often a question was seen.
+// model numbers) agree, and overlaps at the levels of words (by stem, so
+// "apples" meets "apple"), tokens as written, pairs of words and character
+// n-grams, which survive typos. These are the text-pair features known to
+// work on Quora Question Pairs; none depends on how often a question was
+// seen. Word pairs and character n-grams are kept as 2048-bit sets, whose
+// AND and OR count shared and all n-grams (two n-grams of short texts
+// rarely share a bit).
 //
 // Cost: prepare() tokenizes and hashes a text once (it allocates; the
 // overload that fills a prepared_text reuses its memory); features() only
@@ -54,7 +57,9 @@ inline std::uint64_t pair_word_hash(std::string_view folded) noexcept {
 /// The key of a token's stem: `hash` (its pair_word_hash) unless it is an
 /// ASCII word that loses an English inflection ("apples" -> "apple").
 inline std::uint64_t pair_stem_hash(token t, std::uint64_t hash, std::string& scratch) {
-  if (t.kind != token_kind::word) return hash;
+  // stem_english_suffixes changes only words that end in -s, -ed, -ing or -y.
+  if (t.kind != token_kind::word || t.text.empty()) return hash;
+  if (const char last = t.text.back(); last != 's' && last != 'd' && last != 'g' && last != 'y') return hash;
   for (const char c : t.text)
     if (static_cast<unsigned char>(c) >= 0x80) return hash;
   scratch.assign(t.text);
@@ -71,7 +76,6 @@ constexpr std::uint64_t mix64(std::uint64_t x) noexcept {
   return x ^ (x >> 33);
 }
 
-// Sorts and removes repeats.
 // Sorts a short list by insertion (no branchy partitioning), a long one by std::sort.
 inline void sort_hashes(std::vector<std::uint64_t>& values) noexcept {
   if (values.size() > 32) {
@@ -86,6 +90,7 @@ inline void sort_hashes(std::vector<std::uint64_t>& values) noexcept {
   }
 }
 
+// Sorts and removes repeats.
 inline void sort_unique(std::vector<std::uint64_t>& values) {
   sort_hashes(values);
   values.erase(std::unique(values.begin(), values.end()), values.end());
@@ -124,7 +129,8 @@ inline constexpr std::array<std::string_view, 16> question_words = {
     "what", "how", "why", "which", "who", "when", "where", "can",
     "is",   "are", "should", "does", "do", "will", "could", "would"};
 
-// lexical_guard's lists (cache/guard.hpp), for its checks on hashes.
+// lexical_guard's lists (cache/guard.hpp, where they are private), for its
+// checks on hashes; pair_features_test proves both give the same answers.
 inline constexpr std::array<std::string_view, 24> negation_words = {
     "not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
     "without", "cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent",
@@ -330,15 +336,16 @@ struct prepared_text {
 
   token_list tokens;                        ///< for guard_veto()
   std::vector<std::uint64_t> sequence;      ///< each token but symbols, in order (lexical_guard's words)
-  std::vector<std::uint64_t> sorted_sequence;
-  std::vector<word> words;                  ///< distinct tokens, by hash
-  std::vector<std::uint64_t> stems;         ///< distinct stems (English inflections stripped), sorted
+  std::uint64_t sequence_sum = 0;           ///< sum of mix64 of the sequence: equal for equal multisets
+  std::vector<word> words;                  ///< distinct stems, by hash
+  std::vector<std::uint64_t> stems;         ///< each token's stem (English inflections stripped), sorted
   std::vector<std::uint64_t> numbers;       ///< number tokens, in order
-  std::vector<std::uint64_t> sorted_numbers;
+  std::uint64_t numbers_sum = 0;            ///< the same of the numbers
   std::vector<std::uint64_t> entities;      ///< distinct named-thing tokens, sorted
+  ngram_set token_set{};                    ///< the sequence's distinct tokens, as a bit set
   ngram_set bigrams{};                      ///< pairs of consecutive stems, as a bit set
-  ngram_set char3{}, char5{};               ///< character 3- and 5-grams of the folded text, as bit sets
-  std::uint32_t bigram_count = 0, char3_count = 0, char5_count = 0;  ///< bits set
+  ngram_set char3{}, char5{};               ///< 3- and 5-byte n-grams of the folded tokens joined by spaces
+  std::uint32_t token_count = 0, bigram_count = 0, char3_count = 0, char5_count = 0;  ///< bits set
   std::uint32_t characters = 0;             ///< code points of the folded tokens joined by spaces
   float idf_sum = 0;                        ///< over distinct words
   float tfidf_norm2 = 0;                    ///< squared length of the TF-IDF vector
@@ -348,27 +355,30 @@ struct prepared_text {
   bool order_word = false;                  ///< lexical_guard's order words: one is present
 };
 
+/// Turns a pair of texts (and the embedder's similarity of the two) into
+/// feature_count numbers for a verifier model; feature_names says what
+/// each is. The words' weights come from the word_idf it is given.
 class pair_featurizer {
  public:
-  static constexpr std::size_t feature_count = 49;
-  static constexpr std::uint32_t feature_set_version = 1;
+  static constexpr std::size_t feature_count = 52;
+  static constexpr std::uint32_t feature_set_version = 2;
   static constexpr std::array<std::string_view, feature_count> feature_names = {
       "similarity",            // the embedder's cosine
-      "word_jaccard",          // distinct tokens: shared / all
+      "word_jaccard",          // distinct words (by stem): shared / all
       "word_overlap_min",      // shared / the smaller side's
       "word_overlap_max",      // shared / the larger side's
-      "token_jaccard",         // tokens as written (not stemmed), repeats counted
-      "content_jaccard",       // tokens that are not English function words
+      "token_jaccard",         // distinct tokens as written (not stemmed)
+      "content_jaccard",       // words that are not English function words
       "content_overlap_min",
       "idf_shared_share",      // IDF mass shared / IDF mass of both
       "idf_shared_max",        // the rarest word both have
-      "idf_shared_mass",       // IDF mass of the tokens both have
+      "idf_shared_mass",       // IDF mass of the words both have
       "shared_content",        // how many of them are not English function words
-      "idf_unshared_mass",     // IDF mass of the tokens only one side has
+      "idf_unshared_mass",     // IDF mass of the words only one side has
       "idf_unshared_mass_min", // ... on the side with less of it
       "idf_unshared_max",      // the rarest of those
       "idf_unshared_max_min",  // ... on the side whose rarest is less rare
-      "unshared_words",        // how many tokens only one side has
+      "unshared_words",        // how many words only one side has
       "unshared_words_min",    // ... on the side with fewer of them
       "unshared_content",      // how many of them are not English function words
       "tfidf_cosine",
@@ -390,8 +400,11 @@ class pair_featurizer {
       "question_words_equal",  // the same set of what/how/why/can/is...
       "question_words_one_side",
       "first_question_word_equal",
+      "first_question_word_min",  // which question words lead (index in detail::question_words,
+      "first_question_word_max",  // -1 for none): "how" / "what" ask differently
       "lcs_words_ratio",       // longest common subsequence / the longer
       "common_run_ratio",      // longest common run of tokens / the shorter
+      "reordered",             // shared tokens out of the common order / shared tokens
       "prefix_ratio",          // common leading tokens / the shorter
       "suffix_ratio",          // common trailing tokens / the shorter
       "numbers_equal",         // both have numbers, the same ones
@@ -420,6 +433,7 @@ class pair_featurizer {
     out.numbers.clear();
     out.stems.clear();
     out.bigrams.fill(0);
+    out.token_set.fill(0);
     out.words.clear();
     out.question_words = 0;
     out.first_question_word = -1;
@@ -447,6 +461,7 @@ class pair_featurizer {
       if (listed && listed->order) out.order_word = true;
       if (t.kind == token_kind::symbol) continue;
       out.sequence.push_back(hash);
+      set_bit(out.token_set, detail::mix64(hash));
       if (t.kind == token_kind::number) out.numbers.push_back(hash);
       if (listed && t.kind == token_kind::word) {
         negations += listed->negation;
@@ -470,10 +485,10 @@ class pair_featurizer {
     out.characters = out.characters > 0 ? out.characters - 1 : 0;  // spaces between tokens only
     out.negation_parity = static_cast<std::uint8_t>(negations % 2);
 
-    out.sorted_numbers = out.numbers;
-    detail::sort_hashes(out.sorted_numbers);
-    out.sorted_sequence = out.sequence;
-    detail::sort_hashes(out.sorted_sequence);
+    // Multisets compared by a sum of well-mixed hashes: no sorting.
+    out.sequence_sum = out.numbers_sum = 0;
+    for (const auto h : out.sequence) out.sequence_sum += detail::mix64(h);
+    for (const auto h : out.numbers) out.numbers_sum += detail::mix64(h);
 
     // Distinct stems with their counts and weights.
     detail::sort_hashes(out.stems);
@@ -492,8 +507,8 @@ class pair_featurizer {
       i = j;
     }
     out.tfidf_norm2 = static_cast<float>(norm2);
-    out.stems.erase(std::unique(out.stems.begin(), out.stems.end()), out.stems.end());
 
+    out.token_count = popcount(out.token_set);
     out.bigram_count = popcount(out.bigrams);
     out.char3_count = popcount(out.char3);
     out.char5_count = popcount(out.char5);
@@ -550,8 +565,8 @@ class pair_featurizer {
     put(share(shared, words_a + words_b - shared));
     put(share(shared, std::min(words_a, words_b), words_a == words_b ? 1.0f : 0.0f));
     put(share(shared, std::max(words_a, words_b)));
-    const std::size_t tokens_shared = detail::shared_count(a.sorted_sequence, b.sorted_sequence);
-    put(share(tokens_shared, a.sorted_sequence.size() + b.sorted_sequence.size() - tokens_shared));
+    const std::size_t tokens_shared = shared_bits(a.token_set, b.token_set);
+    put(share(tokens_shared, a.token_count + b.token_count - tokens_shared));
     put(share(content_shared, content_a + content_b - content_shared));
     put(share(content_shared, std::min(content_a, content_b), content_a == content_b ? 1.0f : 0.0f));
     put(share(2.0 * idf_shared, a.idf_sum + b.idf_sum));
@@ -572,8 +587,7 @@ class pair_featurizer {
          {std::tuple{&a.bigrams, a.bigram_count, &b.bigrams, b.bigram_count},
           std::tuple{&a.char3, a.char3_count, &b.char3, b.char3_count},
           std::tuple{&a.char5, a.char5_count, &b.char5, b.char5_count}}) {
-      std::uint32_t both = 0;
-      for (std::size_t w = 0; w < set_a->size(); ++w) both += std::popcount((*set_a)[w] & (*set_b)[w]);
+      const auto both = static_cast<std::uint32_t>(shared_bits(*set_a, *set_b));
       put(share(both, count_a + count_b - both));
       put(share(both, std::min(count_a, count_b), count_a == count_b ? 1.0f : 0.0f));
     }
@@ -591,10 +605,13 @@ class pair_featurizer {
     put(a.question_words == b.question_words);
     put(std::popcount(static_cast<unsigned>(a.question_words ^ b.question_words)));
     put(a.first_question_word >= 0 && a.first_question_word == b.first_question_word);
+    put(std::min(a.first_question_word, b.first_question_word));
+    put(std::max(a.first_question_word, b.first_question_word));
 
     const auto [common_subsequence, common_run] = common_token_runs(a.sequence, b.sequence);
     put(share(common_subsequence, longer));
     put(share(common_run, shorter, longer == 0 ? 1.0f : 0.0f));
+    put(share(static_cast<double>(std::max(tokens_shared, common_subsequence) - common_subsequence), tokens_shared, 0.0f));
     std::size_t prefix = 0, suffix = 0;
     while (prefix < shorter && a.sequence[prefix] == b.sequence[prefix]) ++prefix;
     while (suffix < shorter && a.sequence[length_a - 1 - suffix] == b.sequence[length_b - 1 - suffix]) ++suffix;
@@ -602,7 +619,7 @@ class pair_featurizer {
     put(share(suffix, shorter, longer == 0 ? 1.0f : 0.0f));
 
     const bool numbers_a = !a.numbers.empty(), numbers_b = !b.numbers.empty();
-    const bool same_numbers = a.sorted_numbers == b.sorted_numbers;
+    const bool same_numbers = same_multiset(a.numbers, a.numbers_sum, b.numbers, b.numbers_sum);
     put(numbers_a && numbers_b && same_numbers);
     put(numbers_a && numbers_b && !same_numbers);
     put(numbers_a != numbers_b);
@@ -640,13 +657,26 @@ class pair_featurizer {
     return count;
   }
 
+  static bool same_multiset(std::span<const std::uint64_t> a, std::uint64_t sum_a, std::span<const std::uint64_t> b,
+                            std::uint64_t sum_b) noexcept {
+    return a.size() == b.size() && sum_a == sum_b;
+  }
+
+  static std::size_t shared_bits(const prepared_text::ngram_set& a, const prepared_text::ngram_set& b) noexcept {
+    std::size_t both = 0;
+    for (std::size_t w = 0; w < a.size(); ++w) both += static_cast<std::size_t>(std::popcount(a[w] & b[w]));
+    return both;
+  }
+
   // lexical_guard::vetoes on hashes instead of texts: the same answer
-  // unless two different tokens share a 64-bit hash.
+  // unless two different tokens (or two multisets of them) share a 64-bit
+  // hash.
   static veto_reason hashed_guard(const prepared_text& a, const prepared_text& b) noexcept {
-    if (a.sorted_numbers != b.sorted_numbers) return veto_reason::numbers_differ;
+    if (!same_multiset(a.numbers, a.numbers_sum, b.numbers, b.numbers_sum)) return veto_reason::numbers_differ;
     if (a.negation_parity != b.negation_parity) return veto_reason::negation_differs;
     if (a.numbers != b.numbers) return veto_reason::order_swapped;
-    if (a.order_word && b.order_word && a.sequence != b.sequence && a.sorted_sequence == b.sorted_sequence)
+    if (a.order_word && b.order_word && a.sequence != b.sequence &&
+        same_multiset(a.sequence, a.sequence_sum, b.sequence, b.sequence_sum))
       return veto_reason::order_swapped;
     return veto_reason::none;
   }
@@ -688,56 +718,66 @@ class pair_featurizer {
   // ("iPhone", "Java", "USA"), and words mixing letters and digits
   // ("iphone7", "mp3"), each hashed case-folded.
   static void collect_entities(std::string_view text, std::vector<std::uint64_t>& out) {
+    // What a byte is, as bits: one table load per byte instead of a chain of comparisons.
+    enum : std::uint8_t { lower = 1, upper = 2, digit = 4, other = 8, multibyte = 16 };
+    static constexpr auto classes = [] {
+      std::array<std::uint8_t, 256> table{};
+      for (int b = 0; b < 256; ++b)
+        table[b] = b >= 'a' && b <= 'z' ? lower : b >= 'A' && b <= 'Z' ? upper : b >= '0' && b <= '9' ? digit
+                 : b < 0x80                ? other : multibyte;
+      return table;
+    }();
     out.clear();
-    bool sentence_start = true, capitalised = false, letters = false, digits = false;
-    std::size_t length = 0;
-    std::uint64_t hash = detail::pair_entity_seed;
-    const auto finish = [&] {
-      if (length >= 2 && ((capitalised && !sentence_start) || (letters && digits))) out.push_back(detail::mix64(hash));
-      if (length > 0) sentence_start = false;
-      length = 0;
-      hash = detail::pair_entity_seed;
-      capitalised = letters = digits = false;
-    };
-    const auto append = [&](char32_t folded) {
-      hash = (hash ^ folded) * 0x100000001B3ull;
-      ++length;
-    };
+    bool sentence_start = true;
     for (std::size_t position = 0; position < text.size();) {
-      if (const auto byte = static_cast<unsigned char>(text[position]); byte < 0x80) {
-        ++position;
-        if (byte >= 'a' && byte <= 'z') {
-          letters = true;
-          append(byte);
-        } else if (byte >= 'A' && byte <= 'Z') {
-          letters = capitalised = true;
-          append(byte + ('a' - 'A'));
-        } else if (byte >= '0' && byte <= '9') {
-          digits = true;
-          append(byte);
-        } else {
-          finish();  // an apostrophe too: "I'm" is no name
-          if (byte == '.' || byte == '?' || byte == '!') sentence_start = true;
+      // One run of letters and digits, [start, position).
+      const std::size_t start = position;
+      std::size_t length = 0;
+      unsigned seen = 0;
+      char32_t separator = 0;
+      while (position < text.size()) {
+        const std::uint8_t kind = classes[static_cast<unsigned char>(text[position])];
+        if (kind == other) {
+          separator = static_cast<unsigned char>(text[position]);  // an apostrophe too: "I'm" is no name
+          break;
         }
-        continue;
+        if (kind == multibyte) {
+          const auto [c, bytes] = unicode::decode_utf8(text, position);
+          const auto c_class = unicode::classify(c);
+          if (c_class == unicode::char_class::letter) {
+            seen |= unicode::simple_case_fold(c) != c ? upper : lower;
+          } else if (c_class == unicode::char_class::digit) {
+            seen |= digit;
+          } else {
+            separator = c;
+            break;
+          }
+          position += bytes - 1;
+        } else {
+          seen |= kind;
+        }
+        ++position;
+        ++length;
       }
-      const auto [c, bytes] = unicode::decode_utf8(text, position);
-      position += bytes;
-      const auto kind = unicode::classify(c);
-      if (kind == unicode::char_class::letter) {
-        const char32_t lower = unicode::simple_case_fold(c);
-        letters = true;
-        capitalised = capitalised || lower != c;
-        append(lower);
-      } else if (kind == unicode::char_class::digit) {
-        digits = true;
-        append(c);
-      } else {
-        finish();
-      }
+      const bool letters = (seen & (lower | upper)) != 0, digits = (seen & digit) != 0;
+      if (length >= 2 && (((seen & upper) && !sentence_start) || (letters && digits)))
+        out.push_back(folded_hash(text.substr(start, position - start)));
+      if (length > 0) sentence_start = false;
+      if (separator == U'.' || separator == U'?' || separator == U'!') sentence_start = true;
+      if (position < text.size()) position += unicode::decode_utf8(text, position).length;
     }
-    finish();
     detail::sort_unique(out);
+  }
+
+  // The hash of a run of letters and digits, case-folded.
+  static std::uint64_t folded_hash(std::string_view run) noexcept {
+    std::uint64_t hash = detail::pair_entity_seed;
+    for (std::size_t position = 0; position < run.size();) {
+      const auto [c, bytes] = unicode::decode_utf8(run, position);
+      position += bytes;
+      hash = (hash ^ unicode::simple_case_fold(c)) * 0x100000001B3ull;
+    }
+    return detail::mix64(hash);
   }
 
   word_idf idf_;

@@ -5,14 +5,20 @@
 // many LLM calls the caches avoid, how often a hit is right, and what a
 // lookup costs.
 //
-//   replay [--data FILE] [--price-per-call USD] [--feedback-rate F]
-//          [--thresholds T,T,...] [--limit N] [--out DIR] [--threads N]
-//          [--ef-construction N]
+//   replay [--data FILE] [--fit-data FILE] [--price-per-call USD]
+//          [--feedback-rate F] [--thresholds T,T,...] [--limit N]
+//          [--out DIR] [--threads N] [--ef-construction N]
+//          [--sample N] [--seed N]
 //
 // Runs from the repository root (scripts/run replay does): the default
 // data is the bundled stream examples/data/questions.jsonl; the QQP pairs
 // and the paraphrase pairs are in ../shared/data. Formats: see
 // replay/stream_reader.hpp.
+//
+// The QQP dev split (--fit-data, ../shared/data/qqp/pairs.dev.jsonl) is
+// split by question components (replay/split.hpp): the fit part is for
+// fitting, never replayed; given as --data, only its held-out part is
+// replayed.
 //
 // Configurations, each a full replay through fresh caches with the lexical
 // guard:
@@ -27,10 +33,20 @@
 // thread's CPU time (see replay/experiment.hpp), so neither the other
 // replays nor other processes on a shared machine inflate them.
 //
+// Outputs, under --out: replay-<data>.csv (the table), replay-<data>.svg
+// (precision and hit rate against the similarity threshold),
+// replay-<data>-curves.svg (precision against hit rate, a curve per
+// policy), replay-<data>-records/<configuration>.csv (every request's
+// decision, see replay/experiment.hpp's request_record) and
+// replay-<data>-sample.{csv,html} (a seeded sample of each policy's served
+// semantic hits, from its configuration with the most hits at precision
+// >= 0.95, else its most precise one, for people to review).
+//
 // Exit status: 0 done; 2 bad options, or a data file missing or unreadable.
 #include <algorithm>     // std::min, std::max
 #include <atomic>        // std::atomic
 #include <chrono>        // std::chrono::steady_clock
+#include <cstdint>       // std::uint64_t
 #include <cstdio>        // std::fprintf
 #include <exception>     // std::exception
 #include <filesystem>    // std::filesystem
@@ -48,6 +64,7 @@
 
 #include "replay/experiment.hpp"
 #include "replay/report.hpp"
+#include "replay/split.hpp"
 #include "replay/stream_reader.hpp"
 
 namespace {
@@ -57,8 +74,11 @@ constexpr double target_precision = 0.95;
 
 struct settings {
   std::string data = "examples/data/questions.jsonl";
+  std::string fit_data = "../shared/data/qqp/pairs.dev.jsonl";
   double price_per_call = 0.002;
-  double feedback_rate = 1.0;
+  double feedback_rate = 0.1;
+  std::size_t sample = 100;
+  std::uint64_t seed = 1;
   std::vector<double> thresholds = {0.99, 0.98, 0.95, 0.90, 0.85, 0.80};
   std::size_t limit = std::numeric_limits<std::size_t>::max();
   std::string out = "build/replay-results";
@@ -150,6 +170,71 @@ void print_target(std::span<const replay::replay_result> statics,
       100 * s->share(s->hits()), *s->precision(), ratio);
 }
 
+// Whether two paths name the same existing file.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec);
+}
+
+// The stream to replay: of the fit data, its held-out part only.
+replay::replay_stream read_data(const settings& o) {
+  if (!same_file(o.data, o.fit_data)) return replay::read_stream(o.data, o.limit);
+  const auto pairs = replay::read_labelled_pairs(o.data);
+  auto split = replay::split_pairs(pairs);
+  std::fprintf(stderr, "replay: %s split by question components: %zu pairs in the fit part (not replayed), %zu held out\n",
+               o.data.c_str(), split.fit.size(), split.held_out.size());
+  return replay::stream_of_pairs(split.held_out, "question pairs (QQP), held-out part", o.limit);
+}
+
+// Per family, the configuration whose served hits the sample shows: the
+// one with the most hits at precision >= target, else the most precise.
+std::vector<const replay::replay_result*> sampled_configurations(std::span<const replay::replay_result> results) {
+  std::vector<const replay::replay_result*> chosen;
+  for (const auto& r : results) {
+    if (!r.semantic_hits) continue;
+    auto at = std::ranges::find_if(chosen, [&](const auto* c) { return c->family() == r.family(); });
+    if (at == chosen.end()) {
+      chosen.push_back(&r);
+      continue;
+    }
+    const auto* c = *at;
+    const bool r_at = r.precision().value_or(0) >= target_precision, c_at = c->precision().value_or(0) >= target_precision;
+    if (r_at != c_at ? r_at : r_at ? r.hits() > c->hits() : r.precision() > c->precision()) *at = &r;
+  }
+  return chosen;
+}
+
+// Writes every file under `out`; false after the first that failed.
+bool write_files(const settings& o, const replay::replay_stream& stream,
+                 std::span<const replay::replay_result> results, std::span<const replay::replay_result> statics,
+                 std::span<const replay::replay_result> adaptives) {
+  const std::string stem = std::filesystem::path(o.data).stem().string(), name = std::filesystem::path(o.data).filename().string();
+  const auto base = std::filesystem::path(o.out) / ("replay-" + stem);
+  const auto fail = [](const std::filesystem::path& path) {
+    std::fprintf(stderr, "replay: cannot write %s\n", path.c_str());
+    return false;
+  };
+  const std::filesystem::path csv = base.string() + ".csv", svg = base.string() + ".svg",
+                              curves = base.string() + "-curves.svg", records = base.string() + "-records",
+                              sample_csv = base.string() + "-sample.csv", sample_html = base.string() + "-sample.html";
+  if (!replay::write_csv(csv, results, o.price_per_call)) return fail(csv);
+  if (!replay::write_svg(svg, "llmgate replay: " + name, statics, adaptives)) return fail(svg);
+  if (!replay::write_curves_svg(curves, "llmgate replay: " + name + ", precision against hit rate", results,
+                                target_precision))
+    return fail(curves);
+  std::error_code ec;
+  std::filesystem::create_directories(records, ec);
+  for (const auto& r : results)
+    if (const auto path = records / (r.slug() + ".csv"); ec || !replay::write_records_csv(path, stream, r))
+      return fail(path);
+  if (!replay::write_hit_sample(sample_csv, sample_html, "llmgate replay: " + name + ", served semantic hits",
+                                stream, sampled_configurations(results), o.sample, o.seed))
+    return fail(sample_html);
+  std::printf("wrote %s, %s, %s, %s/*.csv, %s and %s\n", csv.c_str(), svg.c_str(), curves.c_str(), records.c_str(),
+              sample_csv.c_str(), sample_html.c_str());
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,11 +245,15 @@ int main(int argc, char** argv) {
   app.add_option("--data", o.data,
                  "QQP pairs JSONL, paraphrase JSON list, or {\"scope\",\"text\",\"answer\"} JSONL stream")
       ->capture_default_str();
+  app.add_option("--fit-data", o.fit_data,
+                 "QQP pairs JSONL whose fit part is never replayed (given as --data, its held-out part is)")
+      ->capture_default_str();
   app.add_option("--price-per-call", o.price_per_call, "USD one LLM call costs")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--feedback-rate", o.feedback_rate,
-                 "share of the adaptive policy's hits whose rightness is reported through feedback()")
+                 "share of the semantic hits whose rightness is reported through feedback() (adaptive "
+                 "thresholds, learning verifiers)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   app.add_option("--thresholds", o.thresholds, "static thresholds, comma separated")
@@ -180,6 +269,9 @@ int main(int argc, char** argv) {
   app.add_option("--ef-construction", o.ef_construction, "HNSW breadth of each insert's search")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  app.add_option("--sample", o.sample, "served semantic hits per policy in the sample for review")
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "seed of the sample's draw")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -197,7 +289,7 @@ int main(int argc, char** argv) {
   const auto started = std::chrono::steady_clock::now();
   replay::replay_stream stream;
   try {
-    stream = replay::read_stream(o.data, o.limit);
+    stream = read_data(o);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "replay: %s\n", e.what());
     return 2;
@@ -238,17 +330,10 @@ int main(int argc, char** argv) {
 
   std::error_code ec;
   std::filesystem::create_directories(o.out, ec);
-  const auto base = std::filesystem::path(o.out) / ("replay-" + std::filesystem::path(o.data).stem().string());
-  if (ec) {
+  if (ec)
     std::fprintf(stderr, "replay: cannot create '%s': %s\n", o.out.c_str(), ec.message().c_str());
-  } else {
-    const std::string csv = base.string() + ".csv", svg = base.string() + ".svg";
-    if (replay::write_csv(csv, results, o.price_per_call) &&
-        replay::write_svg(svg, "llmgate replay: " + name, statics, adaptives))
-      std::printf("wrote %s and %s\n", csv.c_str(), svg.c_str());
-    else
-      std::fprintf(stderr, "replay: cannot write %s or %s\n", csv.c_str(), svg.c_str());
-  }
+  else
+    write_files(o, stream, results, statics, adaptives);
   for (const auto& r : results) std::printf("%s\n", replay::json_line(r).c_str());
   return 0;
 }

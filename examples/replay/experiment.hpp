@@ -10,13 +10,15 @@
 #include <chrono>         // std::chrono::steady_clock
 #include <cstddef>        // std::size_t
 #include <cstdint>        // std::uint32_t, std::uint64_t
-#include <cstdio>         // std::fprintf
+#include <cstdio>         // std::fprintf, std::snprintf
 #include <ctime>          // clock_gettime, CLOCK_THREAD_CPUTIME_ID (POSIX)
+#include <limits>         // std::numeric_limits
 #include <optional>       // std::optional
 #include <random>         // std::mt19937_64
 #include <string>         // std::string
 #include <string_view>    // std::string_view
 #include <type_traits>    // std::is_same_v
+#include <unordered_map>  // text -> stored request
 #include <unordered_set>  // answers stored so far
 #include <utility>        // std::move
 #include <vector>         // std::vector
@@ -43,6 +45,7 @@ struct case_folding_normalizer {
   }
 };
 
+/// The exact tier stores the index of the request whose answer it holds.
 using exact_tier = llmgate::exact_cache<std::uint32_t, llmgate::lru_eviction, case_folding_normalizer>;
 
 /// The lexical guard, noting the stored requests it vetoes, so that the
@@ -59,6 +62,7 @@ struct noting_guard {
   }
 };
 
+/// The semantic tier stores the index of the request whose answer it holds.
 template <class Threshold>
 using semantic_tier = llmgate::basic_semantic_cache<std::uint32_t, llmgate::hashing_embedder,
                                                     llmgate::default_index_factory,
@@ -75,11 +79,41 @@ inline double thread_cpu_us() {
   return static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) * 1e-3;
 }
 
+/// What one request's lookup decided.
+enum class decision : std::uint8_t { exact, hit, explore, miss };
+
+inline const char* name_of(decision d) {
+  switch (d) {
+    case decision::exact: return "exact";
+    case decision::hit: return "hit";
+    case decision::explore: return "explore";
+    case decision::miss: return "miss";
+  }
+  return "?";
+}
+
+/// No request: a record with no stored request behind its decision.
+inline constexpr std::uint32_t no_request = ~std::uint32_t{0};
+
+/// One request of one replay, for the records CSV and the sample of hits.
+struct request_record {
+  /// The stored request behind the decision (index into the stream): the
+  /// one served or explored, on a miss the nearest one examined, if known.
+  std::uint32_t stored = no_request;
+  float similarity = std::numeric_limits<float>::quiet_NaN();   ///< the embedder's, request to `stored`
+  float probability = std::numeric_limits<float>::quiet_NaN();  ///< the verifier's, verifier policies only
+  decision made = decision::miss;
+  /// Exact, hit, explore: the answer served (explored) was the request's;
+  /// miss: none stored in the request's scope was.
+  bool right = false;
+};
+
 /// What one configuration is and what its replay measured.
 struct replay_result {
-  std::string policy;                 ///< "static" or "adaptive"
-  std::optional<double> error_bound;  ///< adaptive only
+  std::string policy;                 ///< "static", "adaptive" or "verifier"
+  std::optional<double> error_bound;  ///< adaptive thresholds only
   double threshold = 0;               ///< the static one, or the adaptive policy's final learned one
+  std::optional<bool> learning;       ///< verifier only: whether feedback taught it online
 
   std::size_t requests = 0;
   std::size_t exact_hits = 0, semantic_hits = 0;
@@ -91,6 +125,35 @@ struct replay_result {
   std::vector<double> lookup_us;  ///< every semantic lookup (embed + search + guard), sorted
   double longest_insert_us = 0;   ///< the insert that re-embedded most (the embedder's refreshes)
   double seconds = 0;
+  std::vector<request_record> records;  ///< one per request, in stream order
+
+  /// The policy's family: one curve of the precision/hit-rate plot.
+  std::string family() const {
+    std::string name = policy;
+    if (policy == "verifier") name += error_bound ? " + adaptive" : " + static";
+    if (learning == false) name += ", no learning";
+    return name;
+  }
+  /// The configuration, for people: its family and its setting.
+  std::string configuration() const {
+    const auto number = [](const char* pattern, double v) {
+      char text[32];
+      std::snprintf(text, sizeof text, pattern, v);
+      return std::string(text);
+    };
+    return family() + (error_bound ? number(" bound %.2f", *error_bound) : number(" %.2f", threshold));
+  }
+  /// The configuration, for file names.
+  std::string slug() const {
+    std::string s;
+    for (const char c : configuration())
+      if (c == ' ' || c == ',' || c == '+') {
+        if (!s.empty() && s.back() != '-') s += '-';
+      } else {
+        s += c;
+      }
+    return s;
+  }
 
   std::size_t hits() const { return exact_hits + semantic_hits; }
   double share(std::size_t n) const { return requests ? static_cast<double>(n) / requests : 0.0; }
@@ -169,55 +232,69 @@ replay_result replay_once(const replay_input& input, Threshold threshold, double
                                     llmgate::default_index_factory{input.graph});
   std::mt19937_64 feedback_draw(7);
   std::unordered_set<std::uint64_t> stored;  // (scope << 32 | answer) of every stored answer
-  // Per scope, the answer stored with each text, for the guard's vetoes
+  // Per scope, the request stored with each text, for the guard's vetoes
   // (the texts are the stream's, which outlives the replay).
-  std::vector<std::unordered_map<std::string_view, std::uint32_t>> answer_of(input.scopes.size());
+  std::vector<std::unordered_map<std::string_view, std::uint32_t>> stored_request(input.scopes.size());
 
   replay_result r;
   r.requests = requests.size();
   r.lookup_us.reserve(requests.size());
+  r.records.resize(requests.size());
   constexpr std::size_t progress_step = 4096;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if ((i + 1) % progress_step == 0) progress.advance(progress_step);
     const request& q = requests[i];
+    request_record& record = r.records[i];
     const std::uint64_t scoped_answer = std::uint64_t{q.scope} << 32 | q.answer;
-    r.answerable += stored.contains(scoped_answer);
+    const bool answerable = stored.contains(scoped_answer);
+    r.answerable += answerable;
 
-    if (const auto answer = exact.find(input.keys[i])) {
+    if (const auto earlier = exact.find(input.keys[i])) {
       ++r.exact_hits;
-      r.right_hits += *answer == q.answer;
+      record = {.stored = *earlier, .made = decision::exact, .right = requests[*earlier].answer == q.answer};
+      r.right_hits += record.right;
       continue;
     }
     const double lookup_started = thread_cpu_us();
     auto found = semantic.lookup(input.scopes[q.scope], q.text);
     r.lookup_us.push_back(thread_cpu_us() - lookup_started);
-    for (const std::string_view text : vetoed) r.right_vetoes += answer_of[q.scope].at(text) == q.answer;
+    for (const std::string_view text : vetoed)
+      r.right_vetoes += requests[stored_request[q.scope].at(text)].answer == q.answer;
     r.vetoes += vetoed.size();
     vetoed.clear();
+    record.similarity = found.similarity;
+    if (found.outcome != llmgate::lookup_outcome::miss) {
+      record.stored = *found.answer;
+      record.right = requests[record.stored].answer == q.answer;
+    }
     if (found.outcome == llmgate::lookup_outcome::hit) {
-      const bool right = *found.answer == q.answer;
+      record.made = decision::hit;
       ++r.semantic_hits;
-      r.right_hits += right;
-      r.right_semantic_hits += right;
+      r.right_hits += record.right;
+      r.right_semantic_hits += record.right;
       // 53 random bits as a fraction in [0, 1).
       if (static_cast<double>(feedback_draw() >> 11) * 0x1p-53 < feedback_rate) {
-        semantic.feedback(found, right);
+        semantic.feedback(found, record.right);
         ++r.feedback_reports;
       }
       continue;
     }
     if (found.outcome == llmgate::lookup_outcome::explore) {
+      record.made = decision::explore;
       ++r.explores;
-      semantic.feedback(found, *found.answer == q.answer);
+      semantic.feedback(found, record.right);
       ++r.feedback_reports;
+    } else {
+      record.right = !answerable;
     }
     // The LLM answers: the dataset's own answer, stored in both tiers.
-    exact.insert(input.keys[i], q.answer);
+    const auto index = static_cast<std::uint32_t>(i);
+    exact.insert(input.keys[i], index);
     const double insert_started = thread_cpu_us();
-    semantic.insert(std::move(found), input.scopes[q.scope], q.text, q.answer);
+    semantic.insert(std::move(found), input.scopes[q.scope], q.text, index);
     r.longest_insert_us = std::max(r.longest_insert_us, thread_cpu_us() - insert_started);
     stored.insert(scoped_answer);
-    answer_of[q.scope].emplace(q.text, q.answer);
+    stored_request[q.scope].emplace(q.text, index);
   }
   progress.advance(requests.size() % progress_step);
 

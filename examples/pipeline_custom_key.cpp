@@ -28,7 +28,7 @@ static_assert(llmgate::KeyPolicy<without_ticket_numbers>);
 using support_cache =
     llmgate::basic_semantic_cache<llmgate::cached_answer, llmgate::hashing_embedder,
                                   llmgate::default_index_factory, llmgate::lru_eviction,
-                                  llmgate::static_threshold, llmgate::lexical_guard, without_ticket_numbers>;
+                                  llmgate::static_threshold, llmgate::guarded_similarity<>, without_ticket_numbers>;
 
 int main(int argc, char** argv) {
   if (argc != 2) {

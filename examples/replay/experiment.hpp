@@ -66,7 +66,8 @@ struct noting_guard {
 template <class Threshold>
 using semantic_tier = llmgate::basic_semantic_cache<std::uint32_t, llmgate::hashing_embedder,
                                                     llmgate::default_index_factory,
-                                                    llmgate::lru_eviction, Threshold, noting_guard>;
+                                                    llmgate::lru_eviction, Threshold,
+                                                    llmgate::guarded_similarity<noting_guard>>;
 
 /// Microseconds of CPU time the calling thread has used. Lookups are timed
 /// with it rather than with a wall clock so that time the thread spends
@@ -228,7 +229,7 @@ replay_result replay_once(const replay_input& input, Threshold threshold, double
   std::vector<std::string_view> vetoed;
   exact_tier exact({.max_entries = requests.size() + 1, .max_bytes = std::size_t{1} << 40, .shards = 1});
   semantic_tier<Threshold> semantic({.max_entries = requests.size() + 1}, llmgate::hashing_embedder(),
-                                    std::move(threshold), noting_guard{&vetoed}, {}, {},
+                                    std::move(threshold), llmgate::guarded_similarity<noting_guard>{{&vetoed}}, {}, {},
                                     llmgate::default_index_factory{input.graph});
   std::mt19937_64 feedback_draw(7);
   std::unordered_set<std::uint64_t> stored;  // (scope << 32 | answer) of every stored answer

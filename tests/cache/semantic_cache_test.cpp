@@ -21,7 +21,7 @@ namespace {
 // A cache with a fixed threshold, so that the tests read what they decide.
 template <class Guard = lexical_guard>
 using test_cache = basic_semantic_cache<std::string, hashing_embedder, default_index_factory, lru_eviction,
-                                        static_threshold, Guard>;
+                                        static_threshold, guarded_similarity<Guard>>;
 
 template <class Guard = lexical_guard>
 test_cache<Guard> make_cache(float threshold, std::size_t max_entries = 100000) {

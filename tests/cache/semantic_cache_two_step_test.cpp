@@ -73,7 +73,8 @@ BOOST_AUTO_TEST_CASE(a_vector_of_replaced_weights_is_embedded_again) {
   hashing_embedder::options_type learning;
   learning.first_refresh = 16;
   // No guard: the vector of another text is meant to find that text.
-  basic_semantic_cache<std::string, hashing_embedder, default_index_factory, lru_eviction, static_threshold, no_guard>
+  basic_semantic_cache<std::string, hashing_embedder, default_index_factory, lru_eviction, static_threshold,
+                       guarded_similarity<no_guard>>
       cache({.refresh_in_insert = false}, hashing_embedder(learning), static_threshold{0.99f});
   const cache_scope scope;
   const auto texts = llmgate::test::random_word_texts(20, 5);

@@ -2,10 +2,13 @@
 // earlier request that means the same, within the same scope.
 //
 // A lookup embeds the request's key text, searches the scope's own index
-// for the nearest stored requests, and walks them closest first: the
-// threshold policy says hit, miss or explore, the guard may veto a hit for
-// reasons the embedder misses (another number, a negation), and an entry
-// once reported wrong at some similarity never serves at or below it again.
+// for the nearest stored requests, has the verifier give each one above
+// the prefilter similarity the probability that its answer serves the
+// request, and walks them most probable first: the threshold policy says
+// hit, miss or explore on that probability, the verifier may veto a hit
+// for reasons the embedder misses (another number, a negation), and an
+// entry once reported wrong at some similarity never serves at or below it
+// again.
 // Each scope (tenant, model, parameters, system prompt, and the
 // conversation context the key policy adds) has an index of its own, so no
 // search can ever see another scope's entries.
@@ -27,11 +30,14 @@
 //                   (a VectorIndex; ReweightableIndex and PersistentIndex
 //                   are the extras it uses when the index has them)
 //   EvictionPolicy  who leaves a full cache    cache/eviction/ (configured.hpp: chosen at run time)
-//   ThresholdPolicy when similar is enough     cache/threshold.hpp (configured_threshold.hpp: at run time)
-//   GuardPolicy     cheap vetoes               cache/guard.hpp
+//   ThresholdPolicy when probable is enough    cache/threshold.hpp (configured_threshold.hpp: at run time)
+//   Verifier        does the answer serve?     cache/verifier.hpp (the default: the similarity
+//                                              behind the lexical guard, cache/guard.hpp;
+//                                              learned: cache/learned_verifier.hpp)
 //   KeyPolicy       what is compared           cache/key_policy.hpp
 #pragma once
 
+#include <algorithm>     // std::stable_sort, std::max
 #include <chrono>        // std::chrono::steady_clock
 #include <concepts>      // std::convertible_to
 #include <cstdint>       // std::uint32_t, std::uint64_t
@@ -48,16 +54,17 @@
 #include <utility>       // std::move
 #include <vector>        // std::vector
 
+#include <boost/container/small_vector.hpp>      // a lookup's candidates, without a heap allocation
 #include <boost/unordered/unordered_flat_map.hpp>  // scope -> index
 
 #include "llmgate/cache/eviction/eviction_policy.hpp"
 #include "llmgate/cache/eviction/lru.hpp"
-#include "llmgate/cache/guard.hpp"
 #include "llmgate/cache/index_factory.hpp"  // IndexFactory, default_index_factory
 #include "llmgate/cache/key_policy.hpp"
 #include "llmgate/cache/scope.hpp"
 #include "llmgate/cache/threshold.hpp"
 #include "llmgate/cache/value_traits.hpp"
+#include "llmgate/cache/verifier.hpp"
 #include "llmgate/detail/fair_shared_mutex.hpp"
 #include "llmgate/detail/xxhash.hpp"  // XXH3_64bits (Debian libxxhash-dev)
 #include "llmgate/embed/embedder.hpp"
@@ -110,11 +117,14 @@ struct semantic_lookup {
   lookup_outcome outcome = lookup_outcome::miss;
   std::optional<Value> answer;     ///< for hit and explore
   float similarity = 0.0f;         ///< of the neighbour behind `answer` (or the nearest seen)
+  float probability = 0.0f;        ///< the verifier's, that `answer` serves the request (hit and explore)
   entry_handle entry = 0;          ///< the neighbour, for feedback()
   std::uint64_t entry_serial = 0;  ///< tells a reused handle from the entry that was looked up
   hash128 scope{};                 ///< the partition searched (scope joined with context)
-  std::uint32_t vetoes = 0;        ///< neighbours the guard vetoed on the way
+  std::uint32_t vetoes = 0;        ///< neighbours the threshold accepted and the verifier vetoed
   looked_up_vector request;        ///< the request's vector, on a miss or an explore
+  std::string key_text;            ///< the request's key text, on a hit or an explore when the
+                                   ///< verifier learns (feedback() teaches it with the pair)
 };
 
 /// The index default_index_factory makes (cache/index_factory.hpp).
@@ -123,6 +133,10 @@ using default_semantic_index = default_index_factory::index_type;
 struct semantic_cache_options {
   std::size_t max_entries = 100000;
   std::size_t neighbours = 4;  ///< nearest stored requests examined per lookup
+  /// Neighbours less similar than this are not put to the verifier, so
+  /// that a verifier that costs something (learned_verifier) spends it on
+  /// candidates that have a chance. 0 puts every neighbour to it.
+  float prefilter_similarity = 0.0f;
   // The index's parameters (HNSW's m, ef_construction, ef_search) are
   // the IndexFactory's: see cache/index_factory.hpp.
   /// A learning embedder (hashing_embedder) proposes new weights as its
@@ -144,7 +158,7 @@ struct semantic_cache_statistics {
 
 template <class Value = std::string, Embedder EmbedderT = hashing_embedder,
           IndexFactory Indexes = default_index_factory, EvictionPolicy Eviction = lru_eviction,
-          ThresholdPolicy Threshold = static_threshold, GuardPolicy Guard = lexical_guard,
+          ThresholdPolicy Threshold = static_threshold, Verifier Verify = guarded_similarity<lexical_guard>,
           KeyPolicy Key = last_user_turn>
 class basic_semantic_cache {
   using Index = typename Indexes::index_type;
@@ -162,10 +176,10 @@ class basic_semantic_cache {
   using index_type = Index;
 
   explicit basic_semantic_cache(semantic_cache_options options = {}, EmbedderT embedder = EmbedderT(),
-                                Threshold threshold = Threshold(), Guard guard = Guard(),
+                                Threshold threshold = Threshold(), Verify verifier = Verify(),
                                 Key key = Key(), Eviction eviction = Eviction(), Indexes indexes = Indexes())
       : options_(options), embedder_(std::move(embedder)), threshold_(std::move(threshold)),
-        guard_(std::move(guard)), key_(std::move(key)), index_factory_(std::move(indexes)),
+        verifier_(std::move(verifier)), key_(std::move(key)), index_factory_(std::move(indexes)),
         eviction_(std::move(eviction)) {}
 
   /// Step one of a lookup: what a chat request is looked up by (the key
@@ -276,10 +290,13 @@ class basic_semantic_cache {
 
   /// Reports whether the answer a lookup returned (hit or explore) was
   /// right. A wrong one stops its entry serving at that similarity or
-  /// below; both teach the threshold policy. Feedback on an entry evicted
-  /// since the lookup is ignored.
+  /// below; both teach the threshold policy (on the verifier's
+  /// probability) and a learning verifier (in the lookup's scope only).
+  /// Feedback on an entry evicted since the lookup is ignored.
   void feedback(const lookup_result& result, bool correct) {
     if (result.outcome == lookup_outcome::miss) return;
+    std::string stored;  // for a learning verifier, which learns with no lock of the cache held
+    std::uint64_t hits = 0;
     {
       std::unique_lock lock(mutex_);
       auto& e = entries_[result.entry];
@@ -288,8 +305,15 @@ class basic_semantic_cache {
         e.wrong_at = std::max(e.wrong_at, result.similarity);
         ++statistics_.wrong_reports;
       }
+      if constexpr (LearningVerifier<Verify>) {
+        stored = e.text;
+        std::lock_guard counters(counters_mutex_);
+        hits = e.hits;
+      }
     }
-    threshold_.record(result.scope, result.entry, result.similarity, correct);
+    threshold_.record(result.scope, result.entry, result.probability, correct);
+    if constexpr (LearningVerifier<Verify>)
+      verifier_.learn(result.scope, result.key_text, {stored, result.similarity, hits}, correct);
   }
 
   semantic_cache_statistics statistics() const {
@@ -310,7 +334,7 @@ class basic_semantic_cache {
   /// versioned and checksummed: the embedder's learned weights, every entry
   /// under its handle, every scope's index as it is (so a loaded cache finds
   /// exactly the neighbours this one finds), the eviction order, what the
-  /// threshold policy learned and the statistics. Lookups may run
+  /// threshold policy and the verifier learned and the statistics. Lookups may run
   /// meanwhile; inserts wait. As in the exact cache, lifetimes start again
   /// on load (steady_clock means nothing in another process) and entries
   /// already expired are left out.
@@ -322,6 +346,8 @@ class basic_semantic_cache {
     std::lock_guard counters(counters_mutex_);
     if constexpr (PersistentEmbedder<EmbedderT>) embedder_.save_to(out);
     if constexpr (PersistentThreshold<Threshold>) threshold_.save_to(out);
+    out.write(static_cast<std::uint8_t>(PersistentVerifier<Verify>));
+    if constexpr (PersistentVerifier<Verify>) verifier_.save_to(out);
     save_statistics(out);
     out.write(serials_);
     out.write(static_cast<std::uint64_t>(entries_.size()));
@@ -349,7 +375,7 @@ class basic_semantic_cache {
   /// search breadth is the factory's ef_search).
   static basic_semantic_cache load(const std::filesystem::path& path, semantic_cache_options options = {},
                                    EmbedderT embedder = EmbedderT(), Threshold threshold = Threshold(),
-                                   Guard guard = Guard(), Key key = Key(), Eviction eviction = Eviction(),
+                                   Verify verifier = Verify(), Key key = Key(), Eviction eviction = Eviction(),
                                    Indexes indexes = Indexes())
     requires persistent
   {
@@ -357,11 +383,12 @@ class basic_semantic_cache {
     store::snapshot_reader in(path, file_kind, file_version, ec);
     if (ec) throw load_error(path, ec);
     // Built in place (the cache holds locks, so it cannot move).
-    return basic_semantic_cache(in, path, options, std::move(embedder), std::move(threshold), std::move(guard),
+    return basic_semantic_cache(in, path, options, std::move(embedder), std::move(threshold), std::move(verifier),
                                 std::move(key), std::move(eviction), std::move(indexes));
   }
 
   const Threshold& threshold_policy() const noexcept { return threshold_; }
+  const Verify& verifier() const noexcept { return verifier_; }
   const EmbedderT& embedder() const noexcept { return embedder_; }
   const Indexes& index_factory() const noexcept { return index_factory_; }
 
@@ -369,12 +396,18 @@ class basic_semantic_cache {
   // Reads the rest of a verified snapshot, in file order: the embedder
   // first (it is a member), then everything else.
   basic_semantic_cache(store::snapshot_reader& in, const std::filesystem::path& path, semantic_cache_options options,
-                       EmbedderT embedder, Threshold threshold, Guard guard, Key key, Eviction eviction,
+                       EmbedderT embedder, Threshold threshold, Verify verifier, Key key, Eviction eviction,
                        Indexes indexes)
       : options_(options), embedder_(saved_embedder(in, std::move(embedder))), threshold_(std::move(threshold)),
-        guard_(std::move(guard)), key_(std::move(key)), index_factory_(std::move(indexes)),
+        verifier_(std::move(verifier)), key_(std::move(key)), index_factory_(std::move(indexes)),
         eviction_(std::move(eviction)) {
     if constexpr (PersistentThreshold<Threshold>) threshold_.restore_from(in);
+    // Version 1 was written before verifiers: the verifier starts afresh.
+    if (in.kind_version() >= 2 && in.read<std::uint8_t>() != 0) {
+      // What a verifier learned cannot be skipped by one that keeps nothing.
+      if constexpr (PersistentVerifier<Verify>) verifier_.restore_from(in);
+      else throw load_error(path, errc::corrupt_file);
+    }
     load_statistics(in);
     serials_ = in.read<std::uint64_t>();
     const auto count = in.read<std::uint64_t>();
@@ -412,7 +445,7 @@ class basic_semantic_cache {
 
   using index_map = boost::unordered_flat_map<hash128, std::unique_ptr<Index>, hash128_hasher>;
   static constexpr store::kind_tag file_kind{'S', 'E', 'M', 'C'};
-  static constexpr std::uint32_t file_version = 1;
+  static constexpr std::uint32_t file_version = 2;  // 2: what the verifier learned
 
   // lookup(): embed() with no lock held, then search_key().
   lookup_result lookup_key(const hash128& scope, std::string_view text) {
@@ -425,6 +458,7 @@ class basic_semantic_cache {
   lookup_result search_key(const hash128& scope, std::string_view text, looked_up_vector vector) {
     lookup_result result;
     result.scope = scope;
+    const typename Verify::prepared_request prepared = verifier_.prepare(text);
     std::shared_lock lock(mutex_);
     const auto index = indexes_.find(scope);
     if (index != indexes_.end()) {
@@ -432,22 +466,23 @@ class basic_semantic_cache {
       // of the current generation stays comparable with the indexes.
       if (!current(vector, text)) vector = embed(text);
       if (vector.values.size() == embedder_.dimension()) {
-        for (const search_hit& hit : index->second->search(vector.values, options_.neighbours)) {
-          const auto handle = static_cast<entry_handle>(hit.id);
-          const entry& e = entries_[handle];
-          result.similarity = std::max(result.similarity, hit.similarity);
-          if (hit.similarity <= e.wrong_at || expired(handle)) continue;
-          const threshold_decision decision = threshold_.decide(scope, handle, hit.similarity);
+        const candidate_list candidates =
+            verified_candidates(scope, prepared, index->second->search(vector.values, options_.neighbours), result);
+        for (const candidate& c : candidates) {
+          const threshold_decision decision = threshold_.decide(scope, c.handle, c.probability);
           if (decision == threshold_decision::miss) break;
-          if (guard_.vetoes(text, e.text) != veto_reason::none) {
+          const entry& e = entries_[c.handle];
+          if (verifier_.vetoes(prepared, {e.text, c.similarity, c.hits}) != veto_reason::none) {
             ++result.vetoes;
             continue;
           }
           result.outcome = decision == threshold_decision::hit ? lookup_outcome::hit : lookup_outcome::explore;
           result.answer = e.answer;
-          result.similarity = hit.similarity;
-          result.entry = handle;
+          result.similarity = c.similarity;
+          result.probability = c.probability;
+          result.entry = c.handle;
           result.entry_serial = e.serial;
+          if constexpr (LearningVerifier<Verify>) result.key_text = text;
           break;
         }
       }
@@ -455,6 +490,36 @@ class basic_semantic_cache {
     if (result.outcome != lookup_outcome::hit) result.request = std::move(vector);
     count(result, result.outcome == lookup_outcome::hit ? &entries_[result.entry].cost : nullptr);
     return result;
+  }
+
+  struct candidate {
+    entry_handle handle;
+    float similarity;
+    float probability;
+    std::uint64_t hits;
+  };
+  using candidate_list = boost::container::small_vector<candidate, 8>;
+
+  // Under the shared lock: the neighbours found (closest first) that may
+  // serve, with the verifier's probability, most probable first (ties
+  // keep the closer first). Notes in `result` the nearest similarity seen.
+  candidate_list verified_candidates(const hash128& scope, const typename Verify::prepared_request& prepared,
+                                     const std::vector<search_hit>& found, lookup_result& result) const {
+    candidate_list candidates;
+    for (const search_hit& hit : found) {
+      result.similarity = std::max(result.similarity, hit.similarity);
+      if (hit.similarity < options_.prefilter_similarity) break;
+      const auto handle = static_cast<entry_handle>(hit.id);
+      const entry& e = entries_[handle];
+      if (hit.similarity <= e.wrong_at) continue;
+      const std::optional<std::uint64_t> hits = hits_unless_expired(handle);
+      if (!hits) continue;
+      candidates.push_back({handle, hit.similarity,
+                            verifier_.probability(scope, prepared, {e.text, hit.similarity, *hits}), *hits});
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const candidate& a, const candidate& b) { return a.probability > b.probability; });
+    return candidates;
   }
 
   // Whether `vector` was made (or tried) for `text` under the weights
@@ -466,9 +531,11 @@ class basic_semantic_cache {
     return vector.text_hash == looked_up_vector::hash_of(text) && vector.generation == weights_generation();
   }
 
-  bool expired(entry_handle handle) const {
+  // The times an entry served, or nothing when its lifetime is over.
+  std::optional<std::uint64_t> hits_unless_expired(entry_handle handle) const {
     std::lock_guard counters(counters_mutex_);
-    return eviction_.is_expired(handle);
+    if (eviction_.is_expired(handle)) return std::nullopt;
+    return entries_[handle].hits;
   }
 
   void count(const lookup_result& result, const answer_cost* saved) {
@@ -778,7 +845,7 @@ class basic_semantic_cache {
   semantic_cache_options options_;
   EmbedderT embedder_;
   Threshold threshold_;
-  Guard guard_;
+  Verify verifier_;
   Key key_;
   Indexes index_factory_;
 

@@ -29,6 +29,7 @@
 
 #include "llmgate/cache/guard.hpp"  // GuardPolicy, veto_reason, lexical_guard
 #include "llmgate/cache/scope.hpp"  // hash128
+#include "llmgate/store/snapshot_file.hpp"  // snapshot_writer, snapshot_reader (PersistentVerifier)
 
 namespace llmgate::inline v0 {
 
@@ -63,6 +64,15 @@ template <class V>
 concept LearningVerifier = Verifier<V> && requires(V& verifier, const hash128& scope, std::string_view request,
                                                    const verification_candidate& candidate, bool correct) {
   verifier.learn(scope, request, candidate, correct);
+};
+
+/// A verifier whose learned state a cache snapshot saves and restores;
+/// restore_from marks the reader corrupt on content that cannot be right.
+template <class V>
+concept PersistentVerifier = Verifier<V> && requires(const V& view, V& verifier, store::snapshot_writer& out,
+                                                     store::snapshot_reader& in) {
+  view.save_to(out);
+  verifier.restore_from(in);
 };
 
 /// The similarity is the probability and the guard has the veto: a cache

@@ -109,7 +109,8 @@ void run_all(const std::vector<job>& jobs, unsigned threads, std::vector<replay:
 
 job static_job(const replay::replay_input& input, double threshold, replay::progress_meter& progress) {
   return [&input, threshold, &progress] {
-    auto r = replay::replay_once(input, llmgate::static_threshold{static_cast<float>(threshold)}, 0.0, progress);
+    auto r = replay::replay_once(input, llmgate::static_threshold{static_cast<float>(threshold)},
+                                 replay::similarity_verifier(), 0.0, progress);
     r.policy = "static";
     return r;
   };
@@ -119,7 +120,7 @@ job adaptive_job(const replay::replay_input& input, double bound, double feedbac
                  replay::progress_meter& progress) {
   return [&input, bound, feedback_rate, &progress] {
     llmgate::adaptive_threshold policy({.error_bound = static_cast<float>(bound)});
-    auto r = replay::replay_once(input, std::move(policy), feedback_rate, progress);
+    auto r = replay::replay_once(input, std::move(policy), replay::similarity_verifier(), feedback_rate, progress);
     r.policy = "adaptive";
     r.error_bound = bound;
     return r;

@@ -5,7 +5,7 @@
 // in both tiers. Nothing is ever evicted.
 #pragma once
 
-#include <algorithm>      // std::sort, std::max
+#include <algorithm>      // std::sort, std::max, std::ranges::max_element
 #include <atomic>         // std::atomic
 #include <chrono>         // std::chrono::steady_clock
 #include <cstddef>        // std::size_t
@@ -28,6 +28,7 @@
 #include <llmgate/cache/scope.hpp>
 #include <llmgate/cache/semantic_cache.hpp>
 #include <llmgate/cache/threshold.hpp>
+#include <llmgate/cache/verifier.hpp>
 #include <llmgate/embed/hashing_embedder.hpp>
 #include <llmgate/embed/text.hpp>
 #include <llmgate/index/hnsw_index.hpp>
@@ -48,26 +49,66 @@ struct case_folding_normalizer {
 /// The exact tier stores the index of the request whose answer it holds.
 using exact_tier = llmgate::exact_cache<std::uint32_t, llmgate::lru_eviction, case_folding_normalizer>;
 
-/// The lexical guard, noting the stored requests it vetoes, so that the
-/// replay can tell for each veto whether it kept a wrong answer out or a
-/// right one: what the guard gains, measured in every replay rather than
-/// by a replay without it.
-struct noting_guard {
-  std::vector<std::string_view>* vetoed;
+/// What a verifier was asked during one lookup.
+struct verifier_notes {
+  struct candidate {
+    std::string_view stored;  ///< the cache's copy of the stored request's text
+    float similarity, probability;
+  };
+  std::vector<candidate> candidates;     ///< given a probability, closest first
+  std::vector<std::string_view> vetoed;  ///< vetoed after the threshold accepted them
 
-  llmgate::veto_reason vetoes(std::string_view request, std::string_view stored) const {
-    const llmgate::veto_reason reason = llmgate::lexical_guard().vetoes(request, stored);
-    if (reason != llmgate::veto_reason::none) vetoed->push_back(stored);
-    return reason;
+  void clear() {
+    candidates.clear();
+    vetoed.clear();
   }
 };
 
+/// A verifier that notes each candidate it gives a probability and each
+/// veto, so that the replay can record the nearest stored request of
+/// every lookup, and tell for each veto whether it kept a wrong answer out
+/// or a right one: what the vetoes gain, measured in every replay rather
+/// than by a replay without them. One replay, one thread: the notes need
+/// no lock.
+template <llmgate::Verifier V>
+struct noting_verifier {
+  using prepared_request = typename V::prepared_request;
+
+  V inner;
+  verifier_notes* notes;
+
+  prepared_request prepare(std::string_view request) const { return inner.prepare(request); }
+
+  float probability(const llmgate::hash128& scope, const prepared_request& request,
+                    const llmgate::verification_candidate& candidate) const {
+    const float p = inner.probability(scope, request, candidate);
+    notes->candidates.push_back({candidate.stored, candidate.similarity, p});
+    return p;
+  }
+
+  llmgate::veto_reason vetoes(const prepared_request& request, const llmgate::verification_candidate& candidate) const {
+    const llmgate::veto_reason reason = inner.vetoes(request, candidate);
+    if (reason != llmgate::veto_reason::none) notes->vetoed.push_back(candidate.stored);
+    return reason;
+  }
+
+  void learn(const llmgate::hash128& scope, std::string_view request, const llmgate::verification_candidate& candidate,
+             bool correct)
+    requires llmgate::LearningVerifier<V>
+  {
+    inner.learn(scope, request, candidate, correct);
+  }
+};
+
+/// The verifier of the similarity policies: the similarity behind the
+/// lexical guard, as the cache decides by default.
+using similarity_verifier = llmgate::guarded_similarity<llmgate::lexical_guard>;
+
 /// The semantic tier stores the index of the request whose answer it holds.
-template <class Threshold>
+template <class Threshold, class Verify>
 using semantic_tier = llmgate::basic_semantic_cache<std::uint32_t, llmgate::hashing_embedder,
-                                                    llmgate::default_index_factory,
-                                                    llmgate::lru_eviction, Threshold,
-                                                    llmgate::guarded_similarity<noting_guard>>;
+                                                    llmgate::default_index_factory, llmgate::lru_eviction,
+                                                    Threshold, noting_verifier<Verify>>;
 
 /// Microseconds of CPU time the calling thread has used. Lookups are timed
 /// with it rather than with a wall clock so that time the thread spends
@@ -214,26 +255,28 @@ struct replay_input {
   }
 };
 
-/// Replays the stream through a fresh pair of tiers, with the lexical
-/// guard. A share `feedback_rate` of the semantic hits (drawn by a
-/// generator seeded the same for every replay) have their rightness
-/// reported through feedback(), as users flagging answers would; explores
-/// are always reported, since the fresh answer they fetch shows whether the
-/// cached one was right.
-template <class Threshold>
-replay_result replay_once(const replay_input& input, Threshold threshold, double feedback_rate,
+/// Replays the stream through a fresh pair of tiers, the semantic one
+/// deciding with `verifier` and `threshold`. A share `feedback_rate` of the
+/// semantic hits (drawn by a generator seeded the same for every replay)
+/// have their rightness reported through feedback(), as users flagging
+/// answers would; explores are always reported, since the fresh answer
+/// they fetch shows whether the cached one was right.
+template <class Threshold, llmgate::Verifier Verify>
+replay_result replay_once(const replay_input& input, Threshold threshold, Verify verifier, double feedback_rate,
                           progress_meter& progress) {
   using clock = std::chrono::steady_clock;
+  // The similarity policies' probability is the similarity: not recorded twice.
+  constexpr bool records_probability = !std::is_same_v<Verify, similarity_verifier>;
   const auto started = clock::now();
   const auto& requests = input.stream.requests;
-  std::vector<std::string_view> vetoed;
+  verifier_notes notes;
   exact_tier exact({.max_entries = requests.size() + 1, .max_bytes = std::size_t{1} << 40, .shards = 1});
-  semantic_tier<Threshold> semantic({.max_entries = requests.size() + 1}, llmgate::hashing_embedder(),
-                                    std::move(threshold), llmgate::guarded_similarity<noting_guard>{{&vetoed}}, {}, {},
-                                    llmgate::default_index_factory{input.graph});
+  semantic_tier<Threshold, Verify> semantic({.max_entries = requests.size() + 1}, llmgate::hashing_embedder(),
+                                            std::move(threshold), noting_verifier<Verify>{std::move(verifier), &notes},
+                                            {}, {}, llmgate::default_index_factory{input.graph});
   std::mt19937_64 feedback_draw(7);
   std::unordered_set<std::uint64_t> stored;  // (scope << 32 | answer) of every stored answer
-  // Per scope, the request stored with each text, for the guard's vetoes
+  // Per scope, the request stored with each text, for the candidates noted
   // (the texts are the stream's, which outlives the replay).
   std::vector<std::unordered_map<std::string_view, std::uint32_t>> stored_request(input.scopes.size());
 
@@ -256,17 +299,25 @@ replay_result replay_once(const replay_input& input, Threshold threshold, double
       r.right_hits += record.right;
       continue;
     }
+    notes.clear();
     const double lookup_started = thread_cpu_us();
     auto found = semantic.lookup(input.scopes[q.scope], q.text);
     r.lookup_us.push_back(thread_cpu_us() - lookup_started);
-    for (const std::string_view text : vetoed)
-      r.right_vetoes += requests[stored_request[q.scope].at(text)].answer == q.answer;
-    r.vetoes += vetoed.size();
-    vetoed.clear();
-    record.similarity = found.similarity;
+    const auto& stored_here = stored_request[q.scope];
+    for (const std::string_view text : notes.vetoed) r.right_vetoes += requests[stored_here.at(text)].answer == q.answer;
+    r.vetoes += notes.vetoed.size();
     if (found.outcome != llmgate::lookup_outcome::miss) {
       record.stored = *found.answer;
+      record.similarity = found.similarity;
+      if (records_probability) record.probability = found.probability;
       record.right = requests[record.stored].answer == q.answer;
+    } else if (!notes.candidates.empty()) {  // the nearest the verifier was asked about
+      const auto& nearest = *std::ranges::max_element(notes.candidates, {}, &verifier_notes::candidate::similarity);
+      record.stored = stored_here.at(nearest.stored);
+      record.similarity = nearest.similarity;
+      if (records_probability) record.probability = nearest.probability;
+    } else if (!stored_here.empty()) {
+      record.similarity = found.similarity;  // the nearest seen, of none the verifier was asked about
     }
     if (found.outcome == llmgate::lookup_outcome::hit) {
       record.made = decision::hit;

@@ -19,11 +19,21 @@
 // was not running: on a shared machine, most of a slow outlier). The HNSW
 // parameters are the cache's defaults unless given.
 //
+// The hit queries are timed twice on the same cache: with the default
+// verifier (the similarity behind the lexical guard) and with the learned
+// verifier, whose model is fitted first on the fit part of
+// ../shared/data/qqp/pairs.dev.jsonl (verifier_training.hpp's split; the
+// hand-set prior where the data is absent, which the output says). The
+// learned verifier asks its model about every neighbour above the gateway's
+// prefilter similarity (0.5).
+//
 // Prints: fill time, hit and miss latency percentiles, the share of hit
 // queries answered with their source's answer, the exact scan's latency on
 // the same hit queries, and
 //   {"bench":"cache_lookup","entries":n,"p50_us":..,"p99_us":..,...,"vs_flat_scan":..}
-// where vs_flat_scan = flat scan p50 / cache p50.
+// where vs_flat_scan = flat scan p50 / cache p50, then
+//   {"bench":"cache_lookup_verifier","entries":n,"verifier":"fitted"|"prior","p50_us":..,"p99_us":..,
+//    "cpu_p99_us":..,"p99_ratio_vs_default":..}
 
 #include <algorithm>    // std::sort, std::min
 #include <chrono>       // std::chrono::steady_clock
@@ -31,6 +41,7 @@
 #include <cstddef>      // std::size_t
 #include <cstdio>       // std::fputs
 #include <cstdlib>      // std::strtoull
+#include <filesystem>   // std::filesystem::exists
 #include <iostream>     // std::cout
 #include <optional>     // std::optional
 #include <random>       // std::mt19937_64, std::discrete_distribution
@@ -41,7 +52,9 @@
 
 #include <boost/unordered/unordered_flat_set.hpp>  // distinct questions
 
+#include <llmgate/cache/learned_verifier.hpp>
 #include <llmgate/cache/semantic_cache.hpp>
+#include <llmgate/cache/verifier_training.hpp>
 #include <llmgate/index/flat_index.hpp>
 
 #include "bench_support.hpp"
@@ -147,6 +160,48 @@ struct latency {
   double p50_us, p90_us, p99_us;
 };
 
+#ifndef LLMGATE_SHARED_DATA_DIR
+#define LLMGATE_SHARED_DATA_DIR "../shared/data"  // scripts/bench runs from the repository root
+#endif
+
+// The learned verifier, fitted on the QQP dev split's fit part where the
+// data is, else the prior.
+llmgate::learned_verifier learned() {
+  const std::string pairs_file = LLMGATE_SHARED_DATA_DIR "/qqp/pairs.dev.jsonl";
+  if (!std::filesystem::exists(pairs_file)) {
+    progress("no %s (see ../shared/data/README.md): the learned verifier is the hand-set prior", pairs_file.c_str());
+    return llmgate::learned_verifier();
+  }
+  progress("fitting the learned verifier on the fit part of %s", pairs_file.c_str());
+  const auto pairs = llmgate::read_labelled_pairs(pairs_file);
+  const auto split = llmgate::split_pairs(pairs);
+  const auto similarity = llmgate::pair_similarity::observing(split.fit);
+  return llmgate::learned_verifier(llmgate::fit_verifier(split.fit, similarity, {.source = "QQP dev fit part"}));
+}
+
+// Either verifier, switched between timing runs over the same cache.
+struct switched_verifier {
+  struct prepared_request {
+    std::string_view text;
+    llmgate::prepared_text prepared;  // the learned verifier's, when it is on
+  };
+
+  const llmgate::learned_verifier* model;
+  const bool* learned_on;
+
+  prepared_request prepare(std::string_view text) const {
+    return {text, *learned_on ? model->prepare(text) : llmgate::prepared_text{}};
+  }
+  float probability(const llmgate::hash128& scope, const prepared_request& request,
+                    const llmgate::verification_candidate& candidate) const {
+    return *learned_on ? model->probability(scope, request.prepared, candidate) : candidate.similarity;
+  }
+  llmgate::veto_reason vetoes(const prepared_request& request, const llmgate::verification_candidate& candidate) const {
+    return *learned_on ? model->vetoes(request.prepared, candidate)
+                       : llmgate::lexical_guard().vetoes(request.text, candidate.stored);
+  }
+};
+
 latency percentiles(std::vector<double> seconds) {
   std::sort(seconds.begin(), seconds.end());
   const auto at = [&](double q) { return 1e6 * seconds[static_cast<std::size_t>(q * (seconds.size() - 1))]; };
@@ -172,9 +227,13 @@ void run(const options& o) {
   for (std::size_t i = 0; i < std::min<std::size_t>(o.n, 100'000); ++i) learning.observe(join(stored[i]));
   learning.refresh();
 
+  const llmgate::learned_verifier model = learned();
+  bool learned_on = false;
   using cache_type = llmgate::basic_semantic_cache<std::uint32_t, llmgate::hashing_embedder,
-                                                   llmgate::hnsw_index_factory<llmgate::cosine_metric, Element>>;
-  cache_type cache({.max_entries = o.n}, std::move(learning), llmgate::static_threshold{0.80f}, {}, {}, {},
+                                                   llmgate::hnsw_index_factory<llmgate::cosine_metric, Element>,
+                                                   llmgate::lru_eviction, llmgate::static_threshold, switched_verifier>;
+  cache_type cache({.max_entries = o.n, .prefilter_similarity = 0.5f}, std::move(learning),
+                   llmgate::static_threshold{0.80f}, switched_verifier{&model, &learned_on}, {}, {},
                    llmgate::hnsw_index_factory<llmgate::cosine_metric, Element>{o.hnsw});
   const llmgate::hashing_embedder& embedder = cache.embedder();
   const llmgate::cache_scope scope({.tenant = "bench", .model = "model"});
@@ -215,6 +274,21 @@ void run(const options& o) {
   const latency hit = percentiles(hit_seconds), hit_cpu = percentiles(hit_cpu_seconds);
   const latency miss = percentiles(miss_seconds);
 
+  progress("the same %zu hit queries with the learned verifier (%s)", o.lookups,
+           model.fitted() ? "fitted" : "prior");
+  learned_on = true;
+  std::vector<double> verified_seconds, verified_cpu_seconds;
+  std::size_t verified_hits = 0, verified_right = 0;
+  for (std::size_t q = 0; q < o.lookups; ++q) {
+    typename cache_type::lookup_result found;
+    const double cpu_started = thread_cpu_seconds();
+    verified_seconds.push_back(time_once([&] { found = cache.lookup(scope, hit_queries[q]); }));
+    verified_cpu_seconds.push_back(thread_cpu_seconds() - cpu_started);
+    if (found.outcome == llmgate::lookup_outcome::hit) ++verified_hits, verified_right += *found.answer == sources[q];
+  }
+  learned_on = false;
+  const latency verified = percentiles(verified_seconds), verified_cpu = percentiles(verified_cpu_seconds);
+
   progress("the same hit queries through an exact scan of the same %zu vectors (%zu queries)", o.n,
            o.peer_lookups);
   llmgate::flat_index<> scan(embedder.dimension());
@@ -242,6 +316,8 @@ void run(const options& o) {
   row("cache hit query", hit, double(hits) / o.lookups);
   row("  processor time", hit_cpu, double(hits) / o.lookups);
   row("cache miss query", miss, double(false_hits) / o.lookups);
+  row("hit query, learned verifier", verified, double(verified_hits) / o.lookups);
+  row("  processor time", verified_cpu, double(verified_hits) / o.lookups);
   row("exact scan, hit query", peer, double(scan_right) / scan_seconds.size());
   std::cout << "semantic cache, " << o.n << " entries in one scope, one thread, HNSW M=" << o.hnsw.m
             << " ef_construction=" << o.hnsw.ef_construction << " ef_search=" << o.hnsw.ef_search << ", "
@@ -269,7 +345,18 @@ void run(const options& o) {
       .add("ef_search", o.hnsw.ef_search)
       .add("dim", o.dimension)
       .add("storage", o.storage);
-  publish("cache", results, {line});
+  json_line verifier_line;
+  verifier_line.add("bench", "cache_lookup_verifier")
+      .add("entries", o.n)
+      .add("verifier", model.fitted() ? "fitted" : "prior")
+      .add("p50_us", verified.p50_us)
+      .add("p99_us", verified.p99_us)
+      .add("cpu_p50_us", verified_cpu.p50_us)
+      .add("cpu_p99_us", verified_cpu.p99_us)
+      .add("hit_rate", double(verified_hits) / o.lookups)
+      .add("right_answer_rate", double(verified_right) / o.lookups)
+      .add("p99_ratio_vs_default", verified.p99_us / hit.p99_us);
+  publish("cache", results, {line, verifier_line});
 }
 
 }  // namespace

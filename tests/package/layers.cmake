@@ -15,7 +15,10 @@ set(LLMGATE_NETWORK_HEADER_PATTERNS
   # chat/ is the core's vocabulary but for its wire format and the
   # Asio-returning chunk handler.
   "^llmgate/chat/(openai_wire|chunk_handler)\\.hpp$"
-  "^llmgate/chat/detail/")
+  "^llmgate/chat/detail/"
+  # Fitting a verifier reads labelled pairs as JSON lines; the cache itself
+  # only loads the weights file (cache/verifier_weights.hpp).
+  "^llmgate/cache/verifier_training\\.hpp$")
 
 # llmgate_is_network_header(<out> <path relative to include/>)
 function(llmgate_is_network_header out path)

@@ -84,6 +84,7 @@ BOOST_AUTO_TEST_CASE(a_minimal_config_gets_the_defaults) {
   BOOST_TEST(config.exact_cache);
   BOOST_TEST(config.semantic_threshold == 0.9);
   BOOST_TEST(config.semantic_hnsw.ef_construction == llmgate::default_index_factory{}.parameters.ef_construction);
+  BOOST_TEST(config.semantic_verifier == "default");
   BOOST_TEST(!config.snapshot_directory);
 }
 
@@ -236,6 +237,11 @@ BOOST_AUTO_TEST_CASE(composed_mistakes_are_refused_by_name) {
                "config: semantic_cache.threshold.min_feedback must be between 1 and 1000000, not 0");
   refused_with(composed_with("semantic_cache", R"({"threshold": {"policy": "static", "min_feedback": 3}})"),
                "config: semantic_cache.threshold.min_feedback is for the adaptive policy only");
+  refused_with(composed_with("semantic_cache", R"({"verifier": "no/such/file.weights"})"),
+               "config: semantic_cache.verifier names no weights file at 'no/such/file.weights' (nor is it "
+               "\"default\" or \"none\")");
+  refused_with(composed_with("semantic_cache", R"({"verifier": ""})"),
+               "config: semantic_cache.verifier must be \"default\", \"none\" or a weights file");
   // A kind registered in C++ is known to from_json when it is told of it.
   const std::vector<std::string_view> kinds = {"openai", "demo", "mykind"};
   BOOST_TEST(gateway_config::from_json(boost::json::parse(with("backends", R"([{"name": "m", "kind": "mykind", "x": 1}])")),

@@ -315,6 +315,19 @@ BOOST_FIXTURE_TEST_CASE(feedback_stops_a_wrong_answer, gateway_fixture) {
   BOOST_TEST(ask("what is the capital city of France").header("x-llmgate-cache") == "miss");
 }
 
+BOOST_FIXTURE_TEST_CASE(feedback_teaches_the_verifier_for_its_own_tenant_only, gateway_fixture) {
+  ask("What is the capital of France?");
+  ask("What is the capital of France?", "key-globex");
+  const auto hit = ask("what is the capital city of France");
+  BOOST_REQUIRE(hit.header("x-llmgate-cache") == "semantic");
+  const std::string wrong = json::serialize(json::object{{"id", hit.json().at("id").as_string()}, {"correct", false}});
+  BOOST_TEST(post(port(), "/v1/feedback", wrong, "key-acme").status == 200u);
+  BOOST_TEST(server->semantic().hashing()->verifier().scopes_learned() == 1u);  // acme's scope alone
+  const auto other = ask("what is the capital city of France", "key-globex");
+  BOOST_TEST(other.header("x-llmgate-cache") == "semantic");
+  BOOST_TEST(other.header("x-llmgate-similarity") == hit.header("x-llmgate-similarity"));
+}
+
 BOOST_FIXTURE_TEST_CASE(models_embeddings_health_metrics_and_stats, gateway_fixture) {
   ask("What is the capital of France?");
   ask("What is the capital of France?");
@@ -444,6 +457,24 @@ BOOST_AUTO_TEST_CASE(unreadable_snapshots_are_moved_aside) {
   gateway server(config, nullptr);
   BOOST_TEST(server.exact().size() == 0u);
   BOOST_TEST(std::filesystem::exists(directory / "exact.snapshot.unreadable"));
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_verifier_weights_file_stops_the_start_and_names_it) {
+  temporary_directory directory;
+  const auto weights = directory / "verifier.weights";
+  {
+    std::FILE* garbage = std::fopen(weights.c_str(), "wb");
+    std::fputs("not a weights file", garbage);
+    std::fclose(garbage);
+  }
+  auto config = test_config("http://127.0.0.1:1/v1");
+  config.semantic_verifier = weights.string();
+  try {
+    gateway server(config, nullptr);
+    BOOST_FAIL("the gateway started with a bad weights file");
+  } catch (const llmgate::error& e) {
+    BOOST_TEST(std::string(e.what()).find(weights.string()) != std::string::npos, e.what());
+  }
 }
 
 // The dashboard in a real browser: Debian's Chromium, headless, loads the

@@ -14,7 +14,7 @@
 #include <string_view>  // std::string_view
 #include <vector>       // std::vector
 
-#include "llmgate/embed/tokenizer.hpp"
+#include "llmgate/embed/tokenizer.hpp"  // token_list, tokenize
 
 namespace llmgate::inline v0 {
 
@@ -48,6 +48,12 @@ class lexical_guard {
     token_list a, b;
     tokenize(request, a);
     tokenize(stored, b);
+    return vetoes(a, b);
+  }
+
+  /// The same checks on texts already tokenized (tokenize()), for a
+  /// caller that keeps the tokens of a request for other uses.
+  veto_reason vetoes(const token_list& a, const token_list& b) const {
     const auto numbers_a = numbers(a), numbers_b = numbers(b);
     if (!std::ranges::is_permutation(numbers_a, numbers_b)) return veto_reason::numbers_differ;
     if (negations(a) % 2 != negations(b) % 2) return veto_reason::negation_differs;

@@ -34,7 +34,8 @@
 //                        "embedder": {"kind": "hashing", "dimension": 384, "model": "llmgate-hashing"},
 //                        // or {"kind": "openai", "base_url": "http://127.0.0.1:8081/v1",
 //                        //     "model": "nomic-embed-text", "dimension": 768, "api_key_env": "EMBED_KEY"}
-//                        "hnsw": {"m": 32, "ef_construction": 200, "ef_search": 12}},
+//                        "hnsw": {"m": 32, "ef_construction": 200, "ef_search": 12},
+//                        "verifier": "default"},   // or "none", or a weights file
 //     "snapshot": {"directory": "/var/lib/llmgate"},   // caches saved on shutdown, loaded on start
 //     "prompt_schemas": ["prompts/support.xml"],      // PML schemas that requests may import
 //     "log":      {"requests": true}
@@ -97,7 +98,15 @@
 // server, Ollama's /v1, vLLM, OpenAI), with its "model" and "dimension"
 // (both required) and an optional "api_key_env"; the gateway asks it for
 // one embedding at start and does not start when it gets none.
-// "capacity" is another name for max_entries.
+// "capacity" is another name for max_entries. verifier (cache/learned_verifier.hpp)
+// says whether a near neighbour's answer serves the request: "default"
+// decides on the similarity and the lexical guard, as the threshold
+// alone did, and learns from each tenant's /v1/feedback for that tenant
+// only; "none" is the same without learning; any other value is a
+// weights file (written by examples/train_verifier on the user's own
+// labelled pairs, relative to the working directory), whose model decides
+// from features of the two texts and learns from feedback as "default"
+// does; the threshold then applies to its probability.
 //
 // Older spellings still read: "models" as a list of names served by every
 // backend (in "fallback_order" where given), a top-level "prices" table
@@ -260,6 +269,7 @@ struct gateway_config {
   eviction_config semantic_eviction = {};
   hnsw_parameters semantic_hnsw = default_index_factory{}.parameters;
   embedder_config embedder = {};
+  std::string semantic_verifier = "default";  ///< "default", "none" or a weights file
 
   std::optional<std::filesystem::path> snapshot_directory = {};
   std::vector<std::filesystem::path> prompt_schemas = {};  ///< PML schema files, read at start
@@ -741,6 +751,12 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
   within<std::size_t>("semantic_cache.hnsw.ef_construction", semantic_hnsw.ef_construction, 1, 4096);
   within<std::size_t>("semantic_cache.hnsw.ef_search", semantic_hnsw.ef_search, 1, 4096);
   detail::check_embedder(embedder, "semantic_cache.embedder");
+  if (semantic_verifier.empty())
+    refuse("semantic_cache.verifier", "must be \"default\", \"none\" or a weights file");
+  else if (semantic_verifier != "default" && semantic_verifier != "none" &&
+           !std::filesystem::is_regular_file(semantic_verifier))
+    refuse("semantic_cache.verifier",
+           "names no weights file at '" + semantic_verifier + "' (nor is it \"default\" or \"none\")");
 
   for (std::size_t i = 0; i < prompt_schemas.size(); ++i)
     if (prompt_schemas[i].empty()) refuse("prompt_schemas[" + std::to_string(i) + "]", "must be a non-empty path");
@@ -916,7 +932,7 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   if (semantic) {
     const std::string where = "semantic_cache";
     only_known_keys(*semantic, where, {"enabled", "max_entries", "capacity", "threshold", "eviction", "ttl_seconds",
-                                       "embedder", "hnsw"});
+                                       "embedder", "hnsw", "verifier"});
     config.semantic_cache = read::flag(*semantic, "enabled", where, config.semantic_cache);
     if (semantic->contains("max_entries") && semantic->contains("capacity"))
       refuse("semantic_cache.capacity", "is another name for max_entries; give one of them");
@@ -957,6 +973,7 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
       parameters.ef_search = read::count(*hnsw, "ef_search", where + ".hnsw", parameters.ef_search);
     }
     if (const auto* embedder = read::object(*semantic, "embedder", where)) read_embedder(*embedder, where + ".embedder");
+    config.semantic_verifier = read::string(*semantic, "verifier", where, config.semantic_verifier);
   }
   if (const auto* snapshot = read::object(root, "snapshot", "")) {
     only_known_keys(*snapshot, "snapshot", {"directory"});

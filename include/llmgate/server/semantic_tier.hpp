@@ -26,6 +26,7 @@
 #include <variant>       // std::variant, std::visit, std::get_if
 
 #include "llmgate/cache/configured_threshold.hpp"      // configured_threshold
+#include "llmgate/cache/learned_verifier.hpp"          // learned_verifier
 #include "llmgate/cache/semantic_cache.hpp"            // basic_semantic_cache, semantic_cache_statistics
 #include "llmgate/embed/external_embedder.hpp"         // external_embedder
 #include "llmgate/embed/hashing_embedder.hpp"          // hashing_embedder
@@ -38,9 +39,9 @@
 namespace llmgate::inline v0 {
 
 using gateway_hashing_cache = basic_semantic_cache<cached_answer, hashing_embedder, default_index_factory,
-                                                   gateway_eviction, configured_threshold>;
+                                                   gateway_eviction, configured_threshold, learned_verifier>;
 using gateway_remote_cache = basic_semantic_cache<cached_answer, external_embedder, default_index_factory,
-                                                  gateway_eviction, configured_threshold>;
+                                                  gateway_eviction, configured_threshold, learned_verifier>;
 
 /// The semantic cache stage of a gateway's pipeline, for either kind.
 using gateway_semantic_stage = one_of_stage<semantic_cache_stage<gateway_hashing_cache>,

@@ -31,6 +31,7 @@
 #include <system_error>        // std::error_code
 
 #include "llmgate/cache/exact_cache.hpp"          // exact_cache
+#include "llmgate/cache/learned_verifier.hpp"     // learned_verifier
 #include "llmgate/cache/semantic_cache.hpp"       // semantic_cache_options
 #include "llmgate/detail/xxhash.hpp"              // XXH3_64bits
 #include "llmgate/embed/external_embedder.hpp"    // external_embedder
@@ -102,8 +103,20 @@ class gateway_caches {
 
   // The refresher (refresh_until), not a request, re-embeds the stored
   // requests when the embedder's weights are due.
+  // A fitted verifier is asked only about neighbours that have a chance.
   semantic_cache_options semantic_options() const {
-    return {.max_entries = config_.semantic_max_entries, .refresh_in_insert = false};
+    return {.max_entries = config_.semantic_max_entries,
+            .prefilter_similarity = fitted_verifier() ? 0.5f : 0.0f,
+            .refresh_in_insert = false};
+  }
+  bool fitted_verifier() const {
+    return config_.semantic_verifier != "default" && config_.semantic_verifier != "none";
+  }
+  // Throws llmgate::error naming a weights file that cannot be read.
+  learned_verifier verifier() const {
+    if (config_.semantic_verifier == "none") return learned_verifier({.learn = false});
+    if (!fitted_verifier()) return learned_verifier();
+    return learned_verifier::load(config_.semantic_verifier);
   }
   bool remote() const { return config_.embedder.kind == "openai"; }
   std::string semantic_file() const {
@@ -161,12 +174,18 @@ class gateway_caches {
   // `embedder()` makes the cache's embedder (a learning one cannot be copied).
   template <class Cache, class MakeEmbedder>
   std::unique_ptr<Cache> load_semantic_as(MakeEmbedder embedder) {
+    // Read before any snapshot, so that a bad weights file stops the start
+    // and is never taken for a bad snapshot.
+    const learned_verifier verifies = verifier();
     return load_or_make<Cache>(
         semantic_file(),
         [&](const auto& path) {
-          return Cache::load(path, semantic_options(), embedder(), threshold(), {}, {}, semantic_eviction(), graphs());
+          return Cache::load(path, semantic_options(), embedder(), threshold(), verifies, {}, semantic_eviction(),
+                             graphs());
         },
-        [&] { return Cache(semantic_options(), embedder(), threshold(), {}, {}, semantic_eviction(), graphs()); });
+        [&] {
+          return Cache(semantic_options(), embedder(), threshold(), verifies, {}, semantic_eviction(), graphs());
+        });
   }
 
   const gateway_config& config_;

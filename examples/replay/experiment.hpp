@@ -239,15 +239,17 @@ class progress_meter {
 
 /// What every replay shares: the stream, its scopes and its exact-tier keys
 /// (normalised once, not once per replay), and how the semantic tier builds
-/// its HNSW graphs.
+/// its HNSW graphs and how many neighbours a lookup examines.
 struct replay_input {
   const replay_stream& stream;
   llmgate::hnsw_parameters graph;
+  std::size_t neighbours;
   std::vector<llmgate::cache_scope> scopes;
   std::vector<llmgate::exact_key> keys;
 
-  replay_input(const replay_stream& s, llmgate::hnsw_parameters graph_parameters)
-      : stream(s), graph(graph_parameters) {
+  replay_input(const replay_stream& s, llmgate::hnsw_parameters graph_parameters,
+               std::size_t neighbours_per_lookup = llmgate::semantic_cache_options{}.neighbours)
+      : stream(s), graph(graph_parameters), neighbours(neighbours_per_lookup) {
     for (const auto& name : s.scopes) scopes.emplace_back(llmgate::cache_scope_fields{.tenant = name});
     const exact_tier keying({.max_entries = 1, .shards = 1});
     keys.reserve(s.requests.size());
@@ -256,14 +258,15 @@ struct replay_input {
 };
 
 /// Replays the stream through a fresh pair of tiers, the semantic one
-/// deciding with `verifier` and `threshold`. A share `feedback_rate` of the
+/// deciding with `verifier` and `threshold`, putting to the verifier the
+/// stored requests at least `prefilter` similar. A share `feedback_rate` of the
 /// semantic hits (drawn by a generator seeded the same for every replay)
 /// have their rightness reported through feedback(), as users flagging
 /// answers would; explores are always reported, since the fresh answer
 /// they fetch shows whether the cached one was right.
 template <class Threshold, llmgate::Verifier Verify>
-replay_result replay_once(const replay_input& input, Threshold threshold, Verify verifier, double feedback_rate,
-                          progress_meter& progress) {
+replay_result replay_once(const replay_input& input, Threshold threshold, Verify verifier, float prefilter,
+                          double feedback_rate, progress_meter& progress) {
   using clock = std::chrono::steady_clock;
   // The similarity policies' probability is the similarity: not recorded twice.
   constexpr bool records_probability = !std::is_same_v<Verify, similarity_verifier>;
@@ -271,9 +274,10 @@ replay_result replay_once(const replay_input& input, Threshold threshold, Verify
   const auto& requests = input.stream.requests;
   verifier_notes notes;
   exact_tier exact({.max_entries = requests.size() + 1, .max_bytes = std::size_t{1} << 40, .shards = 1});
-  semantic_tier<Threshold, Verify> semantic({.max_entries = requests.size() + 1}, llmgate::hashing_embedder(),
-                                            std::move(threshold), noting_verifier<Verify>{std::move(verifier), &notes},
-                                            {}, {}, llmgate::default_index_factory{input.graph});
+  semantic_tier<Threshold, Verify> semantic(
+      {.max_entries = requests.size() + 1, .neighbours = input.neighbours, .prefilter_similarity = prefilter},
+      llmgate::hashing_embedder(), std::move(threshold), noting_verifier<Verify>{std::move(verifier), &notes}, {}, {},
+      llmgate::default_index_factory{input.graph});
   std::mt19937_64 feedback_draw(7);
   std::unordered_set<std::uint64_t> stored;  // (scope << 32 | answer) of every stored answer
   // Per scope, the request stored with each text, for the candidates noted

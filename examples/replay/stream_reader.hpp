@@ -29,7 +29,6 @@
 #include <filesystem>     // std::filesystem::path
 #include <fstream>        // std::ifstream
 #include <iterator>       // std::istreambuf_iterator
-#include <limits>         // std::numeric_limits
 #include <random>         // std::mt19937_64
 #include <span>           // std::span
 #include <stdexcept>      // std::runtime_error
@@ -41,7 +40,8 @@
 
 #include <boost/json.hpp>  // boost::json::parse
 
-#include <llmgate/embed/text.hpp>  // normalize_text
+#include <llmgate/cache/verifier_training.hpp>  // labelled_pair
+#include <llmgate/embed/text.hpp>                // normalize_text
 
 namespace replay {
 
@@ -60,10 +60,7 @@ struct replay_stream {
 };
 
 /// One row of a question pair file.
-struct labelled_pair {
-  std::string a, b;
-  bool duplicate = false;
-};
+using llmgate::labelled_pair;
 
 /// A file that is none of the three formats, or a malformed row; the
 /// message names the file and, where there is one, the line.
@@ -224,12 +221,6 @@ inline replay_stream stream_of_pairs(std::span<const labelled_pair> pairs, std::
   replay_stream stream = std::move(builder).build(std::move(format));
   if (stream.requests.size() > limit) stream.requests.resize(limit);
   return stream;
-}
-
-/// Every pair of a QQP file ({"a","b","duplicate"} JSON lines). Throws
-/// stream_error naming the file and line of a malformed row.
-inline std::vector<labelled_pair> read_labelled_pairs(const std::filesystem::path& path) {
-  return detail::read_qqp_pairs(detail::read_file(path), path.string(), std::numeric_limits<std::size_t>::max());
 }
 
 namespace detail {

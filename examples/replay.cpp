@@ -39,8 +39,10 @@
 //     learning at all (the verifier never learns, no hit is reported; the
 //     adaptive threshold still learns from its explores, without which it
 //     never serves).
-// What the guard gains shows in each: the stored answers it vetoed after
-// the threshold had accepted them, and how many of those were right.
+// What the vetoes gain shows in each: the stored answers vetoed after the
+// threshold had accepted them (by the lexical guard; a fitted verifier
+// weighs the guard's checks as features and vetoes nothing), and how many
+// of those were right.
 // Replays run in parallel, one per thread. Lookup times are the looking-up
 // thread's CPU time (see replay/experiment.hpp), so neither the other
 // replays nor other processes on a shared machine inflate them.

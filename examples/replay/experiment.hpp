@@ -140,9 +140,12 @@ inline constexpr std::uint32_t no_request = ~std::uint32_t{0};
 /// One request of one replay, for the records CSV and the sample of hits.
 struct request_record {
   /// The stored request behind the decision (index into the stream): the
-  /// one served or explored, on a miss the nearest one examined, if known.
+  /// one served or explored; on a miss the nearest one the verifier was
+  /// asked about, if any (none below the prefilter similarity).
   std::uint32_t stored = no_request;
-  float similarity = std::numeric_limits<float>::quiet_NaN();   ///< the embedder's, request to `stored`
+  /// The embedder's, request to `stored`; with no `stored` on a miss, to
+  /// the nearest the search saw (none in an empty scope).
+  float similarity = std::numeric_limits<float>::quiet_NaN();
   float probability = std::numeric_limits<float>::quiet_NaN();  ///< the verifier's, verifier policies only
   decision made = decision::miss;
   /// Exact, hit, explore: the answer served (explored) was the request's;

@@ -347,7 +347,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--limit", o.limit, "replay at most N requests (of a pair file: its first N/2 pairs)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--out", o.out, "folder for the CSV and SVG")->capture_default_str();
+  app.add_option("--out", o.out, "folder for the tables, plots, records and sample")->capture_default_str();
   app.add_option("--threads", o.threads, "replays run at once (each uses one core)")
       ->check(CLI::Range(1u, 256u))
       ->capture_default_str();

@@ -23,13 +23,14 @@
 // they arrive.
 #pragma once
 
-#include <algorithm>      // std::sort
+#include <algorithm>      // std::sort, std::min
 #include <cstddef>        // std::size_t
 #include <cstdint>        // std::uint32_t, std::uint64_t
 #include <filesystem>     // std::filesystem::path
 #include <fstream>        // std::ifstream
 #include <iterator>       // std::istreambuf_iterator
 #include <random>         // std::mt19937_64
+#include <span>           // std::span
 #include <stdexcept>      // std::runtime_error
 #include <string>         // std::string
 #include <string_view>    // std::string_view
@@ -39,7 +40,8 @@
 
 #include <boost/json.hpp>  // boost::json::parse
 
-#include <llmgate/embed/text.hpp>  // normalize_text
+#include <llmgate/cache/verifier_training.hpp>  // labelled_pair
+#include <llmgate/embed/text.hpp>                // normalize_text
 
 namespace replay {
 
@@ -56,6 +58,9 @@ struct replay_stream {
   std::vector<request> requests;    ///< in the order they are replayed
   std::size_t answers = 0;          ///< distinct true answers (clusters)
 };
+
+/// One row of a question pair file.
+using llmgate::labelled_pair;
 
 /// A file that is none of the three formats, or a malformed row; the
 /// message names the file and, where there is one, the line.
@@ -86,10 +91,10 @@ class disjoint_sets {
 // Builds the stream of a pair file: questions, their clusters, the order.
 class pair_stream_builder {
  public:
-  void add_pair(std::string first, std::string second, bool duplicate) {
+  void add_pair(const std::string& first, const std::string& second, bool duplicate) {
     const std::uint32_t a = question(first), b = question(second);
     if (duplicate) clusters_.unite(a, b);
-    pairs_.push_back({{std::move(first), a}, {std::move(second), b}});
+    pairs_.push_back({{first, a}, {second, b}});
   }
 
   std::size_t pairs() const { return pairs_.size(); }
@@ -178,29 +183,54 @@ void for_each_line(const std::string& content, const std::string& path, Row&& ro
   }
 }
 
-inline replay_stream read_qqp(const std::string& content, const std::string& path, std::size_t limit) {
-  pair_stream_builder builder;
-  const std::size_t max_pairs = limit / 2 + limit % 2;  // not (limit + 1) / 2: limit may be SIZE_MAX
+inline std::vector<labelled_pair> read_qqp_pairs(const std::string& content, const std::string& path,
+                                                 std::size_t max_pairs) {
+  std::vector<labelled_pair> pairs;
   for_each_line(content, path, [&](std::string_view line, const std::string& where) {
-    if (builder.pairs() == max_pairs) return false;
+    if (pairs.size() == max_pairs) return false;
     const auto row = parse_row(line, where);
     const auto* duplicate = row.if_contains("duplicate");
     if (!duplicate || !duplicate->is_number())
       throw stream_error(where + ": \"duplicate\" missing or not a number");
-    builder.add_pair(std::string(text_field(row, "a", where)), std::string(text_field(row, "b", where)),
-                     duplicate->to_number<double>() == 1.0);
+    pairs.push_back({std::string(text_field(row, "a", where)), std::string(text_field(row, "b", where)),
+                     duplicate->to_number<double>() == 1.0});
     return true;
   });
-  return std::move(builder).build("question pairs (QQP)");
+  return pairs;
 }
+
+// How many pairs `limit` requests take: limit / 2 rounded up (not
+// (limit + 1) / 2: limit may be SIZE_MAX).
+constexpr std::size_t pairs_for(std::size_t limit) { return limit / 2 + limit % 2; }
+
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw stream_error(path.string() + ": cannot be opened");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace detail
+
+/// The stream of question pairs (the first limit/2 of them, rounded up,
+/// then the stream cut at `limit`), ordered as described above.
+inline replay_stream stream_of_pairs(std::span<const labelled_pair> pairs, std::string format,
+                                     std::size_t limit) {
+  detail::pair_stream_builder builder;
+  for (const auto& p : pairs.first(std::min(pairs.size(), detail::pairs_for(limit))))
+    builder.add_pair(p.a, p.b, p.duplicate);
+  replay_stream stream = std::move(builder).build(std::move(format));
+  if (stream.requests.size() > limit) stream.requests.resize(limit);
+  return stream;
+}
+
+namespace detail {
 
 inline replay_stream read_paraphrases(const std::string& content, const std::string& path, std::size_t limit) {
   boost::system::error_code ec;
   const auto document = boost::json::parse(content, ec);
   if (ec || !document.is_array()) throw stream_error(path + ": not a JSON list of {\"origin\",\"similar\"}");
   pair_stream_builder builder;
-  const std::size_t max_pairs = limit / 2 + limit % 2;  // not (limit + 1) / 2: limit may be SIZE_MAX
-  for (std::size_t i = 0; i < document.get_array().size() && builder.pairs() < max_pairs; ++i) {
+  for (std::size_t i = 0; i < document.get_array().size() && builder.pairs() < pairs_for(limit); ++i) {
     const std::string where = path + ": item " + std::to_string(i);
     const auto& item = document.get_array()[i];
     if (!item.is_object()) throw stream_error(where + ": not a JSON object");
@@ -243,9 +273,7 @@ inline replay_stream read_jsonl_stream(const std::string& content, const std::st
 /// limit/2 pairs, rounded up, then the stream cut at `limit`). Throws
 /// stream_error when the file cannot be read or is none of the formats.
 inline replay_stream read_stream(const std::filesystem::path& path, std::size_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw stream_error(path.string() + ": cannot be opened");
-  const std::string content{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string content = detail::read_file(path);
   const std::string name = path.string();
 
   const std::size_t first = content.find_first_not_of(" \t\r\n");
@@ -258,7 +286,8 @@ inline replay_stream read_stream(const std::filesystem::path& path, std::size_t 
     const std::size_t end = content.find('\n', first);
     const auto row = detail::parse_row(std::string_view(content).substr(first, end - first), name + ": first row");
     if (row.contains("a") && row.contains("b"))
-      stream = detail::read_qqp(content, name, limit);
+      stream = stream_of_pairs(detail::read_qqp_pairs(content, name, detail::pairs_for(limit)),
+                               "question pairs (QQP)", limit);
     else if (row.contains("text"))
       stream = detail::read_jsonl_stream(content, name, limit);
     else

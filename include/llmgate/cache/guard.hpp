@@ -69,15 +69,18 @@ class lexical_guard {
     return veto_reason::none;
   }
 
- private:
+  // The lists, public so that features built on the guard's checks
+  // (cache/pair_features.hpp) read the same words.
   static constexpr std::array<std::string_view, 24> negation_words = {
       "not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
       "without", "cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent",
       "wasnt", "wont", "shouldnt", "nicht", "kein", "pas", "sin", "не"};
-  // Words around which the order of the things named matters.
+  /// Words around which the order of the things named matters.
   static constexpr std::array<std::string_view, 22> order_words = {
       "than", "vs", "versus", "or", "better", "worse", "from", "to", "into",
       "als", "oder", "von", "nach", "que", "ou", "vers", "desde", "hacia", "чем", "или", "из", "до"};
+
+ private:
 
   static bool is_one_of(std::string_view word, auto const& list) {
     return std::find(list.begin(), list.end(), word) != list.end();

@@ -129,17 +129,7 @@ inline constexpr std::array<std::string_view, 16> question_words = {
     "what", "how", "why", "which", "who", "when", "where", "can",
     "is",   "are", "should", "does", "do", "will", "could", "would"};
 
-// lexical_guard's lists (cache/guard.hpp, where they are private), for its
-// checks on hashes; pair_features_test proves both give the same answers.
-inline constexpr std::array<std::string_view, 24> negation_words = {
-    "not", "no", "never", "none", "nobody", "nothing", "neither", "nor",
-    "without", "cannot", "cant", "dont", "doesnt", "didnt", "isnt", "arent",
-    "wasnt", "wont", "shouldnt", "nicht", "kein", "pas", "sin", "не"};
-inline constexpr std::array<std::string_view, 22> order_words = {
-    "than", "vs", "versus", "or", "better", "worse", "from", "to", "into",
-    "als", "oder", "von", "nach", "que", "ou", "vers", "desde", "hacia", "чем", "или", "из", "до"};
-
-// What the lists above say of one word.
+// What the lists above and lexical_guard's say of one word.
 struct listed_word {
   std::uint64_t hash = 0;
   bool stop = false, negation = false, order = false;
@@ -164,8 +154,8 @@ inline const listed_word* find_listed(std::uint64_t hash) noexcept {
       const std::uint64_t h = pair_word_hash(w);
       entry(h).stop = entry(pair_stem_hash({w, token_kind::word}, h, scratch)).stop = true;
     }
-    for (const auto w : negation_words) entry(pair_word_hash(w)).negation = true;
-    for (const auto w : order_words) entry(pair_word_hash(w)).order = true;
+    for (const auto w : lexical_guard::negation_words) entry(pair_word_hash(w)).negation = true;
+    for (const auto w : lexical_guard::order_words) entry(pair_word_hash(w)).order = true;
     for (std::size_t q = 0; q < question_words.size(); ++q)
       entry(pair_word_hash(question_words[q])).question = static_cast<std::int8_t>(q);
     return slots;

@@ -24,8 +24,9 @@
 // verifier, whose model is fitted first on the fit part of
 // ../shared/data/qqp/pairs.dev.jsonl (verifier_training.hpp's split; the
 // hand-set prior where the data is absent, which the output says). The
-// learned verifier asks its model about every neighbour above the gateway's
-// prefilter similarity (0.5).
+// learned verifier asks its model about every neighbour above the
+// prefilter similarity the gateway uses with fitted weights
+// (learned_verifier::advised_prefilter).
 //
 // Prints: fill time, hit and miss latency percentiles, the share of hit
 // queries answered with their source's answer, the exact scan's latency on
@@ -232,8 +233,8 @@ void run(const options& o) {
   using cache_type = llmgate::basic_semantic_cache<std::uint32_t, llmgate::hashing_embedder,
                                                    llmgate::hnsw_index_factory<llmgate::cosine_metric, Element>,
                                                    llmgate::lru_eviction, llmgate::static_threshold, switched_verifier>;
-  cache_type cache({.max_entries = o.n, .prefilter_similarity = 0.5f}, std::move(learning),
-                   llmgate::static_threshold{0.80f}, switched_verifier{&model, &learned_on}, {}, {},
+  cache_type cache({.max_entries = o.n, .prefilter_similarity = llmgate::learned_verifier::advised_prefilter},
+                   std::move(learning), llmgate::static_threshold{0.80f}, switched_verifier{&model, &learned_on}, {}, {},
                    llmgate::hnsw_index_factory<llmgate::cosine_metric, Element>{o.hnsw});
   const llmgate::hashing_embedder& embedder = cache.embedder();
   const llmgate::cache_scope scope({.tenant = "bench", .model = "model"});

@@ -27,7 +27,7 @@
 // policies decide on the embedder's similarity behind the lexical guard:
 //   - a static threshold per --thresholds value, with no feedback: the
 //     reference's experiment;
-//   - the adaptive threshold at error bounds 0.01, 0.02, 0.05, 0.10,
+//   - the adaptive threshold at error bounds 0.01, 0.02, 0.05, 0.10, 0.20,
 //     learning from the feedback on a share --feedback-rate of its hits and
 //     on all of its explores (explores count as misses);
 //   - policy "verifier": learned_verifier (cache/learned_verifier.hpp)
@@ -85,7 +85,7 @@
 
 namespace {
 
-constexpr double error_bounds[] = {0.01, 0.02, 0.05, 0.10};
+constexpr double error_bounds[] = {0.01, 0.02, 0.05, 0.10, 0.20};
 constexpr double target_precision = 0.95;
 
 struct settings {
@@ -112,7 +112,7 @@ struct settings {
   // Stored requests less similar than this are not put to the verifier:
   // the verifier was fitted on pairs that were all about one topic, and
   // is too sure of pairs far less alike than any it saw.
-  double prefilter = 0.8;
+  double prefilter = llmgate::learned_verifier::advised_prefilter;
   std::size_t neighbours = llmgate::semantic_cache_options{}.neighbours;
 };
 

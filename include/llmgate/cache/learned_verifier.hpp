@@ -58,6 +58,12 @@ class learned_verifier {
  public:
   using prepared_request = prepared_text;
 
+  /// The prefilter_similarity a cache with fitted weights is advised to
+  /// use: below it a model fitted on pairs of questions meets pairs unlike
+  /// any it was fitted on, and serves some with confidence (measured by
+  /// `scripts/run replay --data ../shared/data/qqp/pairs.dev.jsonl --prefilter S`).
+  static constexpr float advised_prefilter = 0.8f;
+
   /// The hand-set prior: the similarity behind the lexical guard, learning
   /// from feedback unless options.learn is false.
   explicit learned_verifier(learned_verifier_options options = {}) : options_(options) {}

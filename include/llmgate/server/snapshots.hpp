@@ -106,7 +106,7 @@ class gateway_caches {
   // A fitted verifier is asked only about neighbours that have a chance.
   semantic_cache_options semantic_options() const {
     return {.max_entries = config_.semantic_max_entries,
-            .prefilter_similarity = fitted_verifier() ? 0.5f : 0.0f,
+            .prefilter_similarity = fitted_verifier() ? learned_verifier::advised_prefilter : 0.0f,
             .refresh_in_insert = false};
   }
   bool fitted_verifier() const {

@@ -261,34 +261,42 @@ void run(const options& o) {
     do miss_queries[q] = join(generator.words());
     while (seen.contains(miss_queries[q]));
   }
-  std::vector<double> hit_seconds, hit_cpu_seconds, miss_seconds;
-  std::size_t hits = 0, right = 0, false_hits = 0;
-  for (std::size_t q = 0; q < o.lookups; ++q) {
-    typename cache_type::lookup_result found;
-    const double cpu_started = thread_cpu_seconds();
-    hit_seconds.push_back(time_once([&] { found = cache.lookup(scope, hit_queries[q]); }));
-    hit_cpu_seconds.push_back(thread_cpu_seconds() - cpu_started);
-    if (found.outcome == llmgate::lookup_outcome::hit) ++hits, right += *found.answer == sources[q];
-    miss_seconds.push_back(time_once([&] { found = cache.lookup(scope, miss_queries[q]); }));
-    false_hits += found.outcome == llmgate::lookup_outcome::hit;
-  }
-  const latency hit = percentiles(hit_seconds), hit_cpu = percentiles(hit_cpu_seconds);
-  const latency miss = percentiles(miss_seconds);
+  // Each hit query timed alone, by wall clock and by the thread's processor
+  // time; a miss query after each when `misses` is given.
+  struct timed_hits {
+    latency wall, cpu;
+    std::size_t hits = 0, right = 0;
+  };
+  const auto time_hit_queries = [&](std::vector<double>* misses, std::size_t* false_hits) {
+    std::vector<double> wall, cpu;
+    timed_hits timed;
+    for (std::size_t q = 0; q < o.lookups; ++q) {
+      typename cache_type::lookup_result found;
+      const double cpu_started = thread_cpu_seconds();
+      wall.push_back(time_once([&] { found = cache.lookup(scope, hit_queries[q]); }));
+      cpu.push_back(thread_cpu_seconds() - cpu_started);
+      if (found.outcome == llmgate::lookup_outcome::hit) ++timed.hits, timed.right += *found.answer == sources[q];
+      if (!misses) continue;
+      misses->push_back(time_once([&] { found = cache.lookup(scope, miss_queries[q]); }));
+      *false_hits += found.outcome == llmgate::lookup_outcome::hit;
+    }
+    timed.wall = percentiles(std::move(wall));
+    timed.cpu = percentiles(std::move(cpu));
+    return timed;
+  };
+  std::vector<double> miss_seconds;
+  std::size_t false_hits = 0;
+  const timed_hits plain = time_hit_queries(&miss_seconds, &false_hits);
+  const latency hit = plain.wall, hit_cpu = plain.cpu, miss = percentiles(miss_seconds);
+  const std::size_t hits = plain.hits, right = plain.right;
 
   progress("the same %zu hit queries with the learned verifier (%s)", o.lookups,
            model.fitted() ? "fitted" : "prior");
   learned_on = true;
-  std::vector<double> verified_seconds, verified_cpu_seconds;
-  std::size_t verified_hits = 0, verified_right = 0;
-  for (std::size_t q = 0; q < o.lookups; ++q) {
-    typename cache_type::lookup_result found;
-    const double cpu_started = thread_cpu_seconds();
-    verified_seconds.push_back(time_once([&] { found = cache.lookup(scope, hit_queries[q]); }));
-    verified_cpu_seconds.push_back(thread_cpu_seconds() - cpu_started);
-    if (found.outcome == llmgate::lookup_outcome::hit) ++verified_hits, verified_right += *found.answer == sources[q];
-  }
+  const timed_hits verified_run = time_hit_queries(nullptr, nullptr);
   learned_on = false;
-  const latency verified = percentiles(verified_seconds), verified_cpu = percentiles(verified_cpu_seconds);
+  const latency verified = verified_run.wall, verified_cpu = verified_run.cpu;
+  const std::size_t verified_hits = verified_run.hits, verified_right = verified_run.right;
 
   progress("the same hit queries through an exact scan of the same %zu vectors (%zu queries)", o.n,
            o.peer_lookups);

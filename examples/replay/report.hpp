@@ -54,6 +54,14 @@ inline std::string xml_escaped(const std::string& text) {
   return out;
 }
 
+// An SVG's opening: its size, a white ground and the title at `left`.
+inline void open_svg(std::ostream& out, double width, double height, double left, const std::string& title) {
+  out << format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="12">)",
+                width, height)
+      << "\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << format(R"(<text x="%g" y="22" font-size="14">%s</text>)", left, xml_escaped(title).c_str()) << '\n';
+}
+
 inline std::string fraction_or_null(std::optional<double> value) {
   return value ? format("%.6g", *value) : std::string("null");
 }
@@ -141,12 +149,7 @@ inline bool write_svg(const std::filesystem::path& path, const std::string& titl
   const char* const hit_colour = "#e6550d";
 
   std::ofstream out(path);
-  out << format(
-             R"(<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="12">)",
-             width, height)
-      << "\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << format(R"(<text x="%g" y="22" font-size="14">%s</text>)", left, detail::xml_escaped(title).c_str())
-      << '\n';
+  detail::open_svg(out, width, height, left, title);
   for (int i = 0; i <= 5; ++i) {  // value grid, every 0.2
     const double v = i / 5.0;
     out << format(
@@ -363,12 +366,7 @@ inline bool write_curves_svg(const std::filesystem::path& path, const std::strin
   const auto y = [&](double v) { return top + (1.0 - v) / (1.0 - y_min) * plot_h; };
 
   std::ofstream out(path);
-  out << format(
-             R"(<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" font-family="sans-serif" font-size="12">)",
-             width, height)
-      << "\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << format(R"(<text x="%g" y="22" font-size="14">%s</text>)", left, detail::xml_escaped(title).c_str())
-      << '\n';
+  detail::open_svg(out, width, height, left, title);
   for (double v = y_min; v <= 1.0 + 1e-9; v += 0.05)
     out << format(
                R"(<line x1="%g" y1="%.1f" x2="%g" y2="%.1f" stroke="#ddd"/><text x="%g" y="%.1f" text-anchor="end">%.2f</text>)",

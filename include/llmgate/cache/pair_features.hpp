@@ -137,8 +137,9 @@ struct listed_word {
 };
 
 // Every listed word once, in an open-addressing table by hash: about one
-// probe per token instead of a string comparison per list entry.
-inline const listed_word* find_listed(std::uint64_t hash) noexcept {
+// probe per token instead of a string comparison per list entry; inlined,
+// as prepare() calls it once or twice a token.
+[[gnu::always_inline]] inline const listed_word* find_listed(std::uint64_t hash) noexcept {
   constexpr std::size_t size = 512;
   static const auto table = [] {
     std::array<listed_word, size> slots{};

@@ -137,8 +137,9 @@ struct listed_word {
 };
 
 // Every listed word once, in an open-addressing table by hash: about one
-// probe per token instead of a string comparison per list entry.
-inline const listed_word* find_listed(std::uint64_t hash) noexcept {
+// probe per token instead of a string comparison per list entry; inlined,
+// as prepare() calls it once or twice a token.
+[[gnu::always_inline]] inline const listed_word* find_listed(std::uint64_t hash) noexcept {
   constexpr std::size_t size = 512;
   static const auto table = [] {
     std::array<listed_word, size> slots{};
@@ -221,7 +222,9 @@ class word_idf {
 
   /// Starts loading where of(word_hash) will look, for a caller that
   /// knows its words a little before it needs their weights.
-  void prefetch(std::uint64_t word_hash) const noexcept {
+  /// Always inlined: GCC otherwise finds the function free of effects
+  /// and drops its calls, prefetch and all.
+  [[gnu::always_inline]] void prefetch(std::uint64_t word_hash) const noexcept {
     if (!slots_.empty()) __builtin_prefetch(&slots_[slot_of(word_hash == 0 ? 1 : word_hash)]);
   }
 
@@ -432,11 +435,13 @@ class pair_featurizer {
     out.char5.fill(0);
 
     int negations = 0;
-    std::string stem;
+    // Kept per thread: a long inflected word reuses its memory instead of allocating.
+    thread_local std::string stem;
     std::uint64_t previous_stem = 0;
     std::uint64_t window = 0;  // the last bytes of the folded text, for the character n-grams
     std::size_t window_bytes = 0;
-    out.characters = 0;
+    std::uint32_t characters = 0;
+    out.sequence_sum = out.numbers_sum = 0;
     const auto add_byte = [&](unsigned char byte) {
       window = (window << 8) | byte;
       ++window_bytes;
@@ -451,8 +456,14 @@ class pair_featurizer {
       if (listed && listed->order) out.order_word = true;
       if (t.kind == token_kind::symbol) continue;
       out.sequence.push_back(hash);
-      set_bit(out.token_set, detail::mix64(hash));
-      if (t.kind == token_kind::number) out.numbers.push_back(hash);
+      // One mix of the hash serves the token set and both multiset sums.
+      const std::uint64_t mixed = detail::mix64(hash);
+      set_bit(out.token_set, mixed);
+      out.sequence_sum += mixed;
+      if (t.kind == token_kind::number) {
+        out.numbers.push_back(hash);
+        out.numbers_sum += mixed;
+      }
       if (listed && t.kind == token_kind::word) {
         negations += listed->negation;
         if (listed->question >= 0) {
@@ -467,18 +478,13 @@ class pair_featurizer {
       previous_stem = stem_hash;
       for (const char c : t.text) {
         add_byte(static_cast<unsigned char>(c));
-        out.characters += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        characters += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
       }
       add_byte(' ');
-      ++out.characters;
+      ++characters;
     }
-    out.characters = out.characters > 0 ? out.characters - 1 : 0;  // spaces between tokens only
+    out.characters = characters > 0 ? characters - 1 : 0;  // spaces between tokens only
     out.negation_parity = static_cast<std::uint8_t>(negations % 2);
-
-    // Multisets compared by a sum of well-mixed hashes: no sorting.
-    out.sequence_sum = out.numbers_sum = 0;
-    for (const auto h : out.sequence) out.sequence_sum += detail::mix64(h);
-    for (const auto h : out.numbers) out.numbers_sum += detail::mix64(h);
 
     // Distinct stems with their counts and weights.
     detail::sort_hashes(out.stems);

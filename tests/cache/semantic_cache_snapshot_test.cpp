@@ -82,7 +82,7 @@ std::optional<errc> load_error(const std::filesystem::path& path) {
 // The file with its payload replaced and sealed again with a valid
 // checksum, to reach the checks on content behind the checksum.
 void reseal(const std::filesystem::path& path, const std::string& payload) {
-  store::snapshot_writer out({'S', 'E', 'M', 'C'}, 1);
+  store::snapshot_writer out({'S', 'E', 'M', 'C'}, 2);  // the format version save() writes
   out.write_array(std::span<const char>(payload));
   BOOST_TEST_REQUIRE(!out.commit(path));
 }

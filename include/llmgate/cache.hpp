@@ -1,5 +1,6 @@
 // The cache area: scopes, eviction policies, the exact-match cache and the
-// semantic cache with its threshold, guard and key policies.
+// semantic cache with its threshold, verifier, guard and key policies
+// (verifier_training.hpp, which reads JSON, is the network layer's).
 #pragma once
 
 #include "llmgate/cache/configured_threshold.hpp"
@@ -14,6 +15,8 @@
 #include "llmgate/cache/guard.hpp"
 #include "llmgate/cache/index_factory.hpp"
 #include "llmgate/cache/key_policy.hpp"
+#include "llmgate/cache/learned_verifier.hpp"
 #include "llmgate/cache/scope.hpp"
 #include "llmgate/cache/semantic_cache.hpp"
 #include "llmgate/cache/threshold.hpp"
+#include "llmgate/cache/verifier.hpp"

@@ -184,14 +184,14 @@ llmgate::learned_verifier learned() {
 struct switched_verifier {
   struct prepared_request {
     std::string_view text;
-    llmgate::prepared_text prepared;  // the learned verifier's, when it is on
+    llmgate::learned_verifier::prepared_request prepared;  // the learned verifier's, when it is on
   };
 
   const llmgate::learned_verifier* model;
   const bool* learned_on;
 
   prepared_request prepare(std::string_view text) const {
-    return {text, *learned_on ? model->prepare(text) : llmgate::prepared_text{}};
+    return {text, *learned_on ? model->prepare(text) : llmgate::learned_verifier::prepared_request{}};
   }
   float probability(const llmgate::hash128& scope, const prepared_request& request,
                     const llmgate::verification_candidate& candidate) const {

@@ -38,7 +38,7 @@
 
 #include <boost/unordered/unordered_flat_map.hpp>  // scope -> correction
 
-#include "llmgate/cache/guard.hpp"            // veto_reason
+#include "llmgate/cache/guard.hpp"            // lexical_guard, veto_reason
 #include "llmgate/cache/pair_features.hpp"    // pair_featurizer, prepared_text
 #include "llmgate/cache/scope.hpp"            // hash128, hash128_hasher
 #include "llmgate/cache/verifier.hpp"         // Verifier, verification_candidate
@@ -56,7 +56,13 @@ struct learned_verifier_options {
 
 class learned_verifier {
  public:
-  using prepared_request = prepared_text;
+  /// What a lookup prepares once: the request's text (valid while the
+  /// lookup runs) and, for a fitted model, its side of the pair features.
+  /// The prior needs no features, so its lookups prepare none.
+  struct prepared_request {
+    std::string_view text;
+    prepared_text features;
+  };
 
   /// The prefilter_similarity a cache with fitted weights is advised to
   /// use: below it a model fitted on pairs of questions meets pairs unlike
@@ -90,27 +96,29 @@ class learned_verifier {
   const std::string& fitted_on() const noexcept { return fitted_on_; }
   const learned_verifier_options& options() const noexcept { return options_; }
 
-  prepared_text prepare(std::string_view request) const { return featurizer_.prepare(request); }
+  prepared_request prepare(std::string_view request) const {
+    return {request, model_ ? featurizer_.prepare(request) : prepared_text{}};
+  }
 
-  float probability(const hash128& scope, const prepared_text& request,
+  float probability(const hash128& scope, const prepared_request& request,
                     const verification_candidate& candidate) const {
     const std::optional<correction> learned = correction_of(scope);
     if (!model_ && !learned) return candidate.similarity;  // the prior, exactly
-    const float base = base_logit(request, candidate);
+    const float base = base_logit(request.features, candidate);
     return sigmoid(learned ? learned->apply(base) : base);
   }
 
   /// The prior keeps the lexical guard's vetoes; a fitted model has the
   /// guard's checks among its features and weighs them instead.
-  veto_reason vetoes(const prepared_text& request, const verification_candidate& candidate) const {
+  veto_reason vetoes(const prepared_request& request, const verification_candidate& candidate) const {
     if (model_) return veto_reason::none;
-    return featurizer_.guard_veto(request, featurizer_.prepare(candidate.stored));
+    return lexical_guard().vetoes(request.text, candidate.stored);
   }
 
   /// One step of the scope's correction towards the verdict.
   void learn(const hash128& scope, std::string_view request, const verification_candidate& candidate, bool correct) {
     if (!options_.learn) return;
-    const float base = base_logit(featurizer_.prepare(request), candidate);
+    const float base = base_logit(prepare(request).features, candidate);
     std::unique_lock lock(mutex_);
     auto found = corrections_.find(scope);
     if (found == corrections_.end()) {

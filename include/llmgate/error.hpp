@@ -29,6 +29,9 @@ enum class errc {
   upstream_protocol_error, ///< a model server's answer breaks its protocol (bad JSON, SSE, size)
   circuit_open,            ///< a backend is resting after repeated failures
   not_supported,           ///< the object cannot do this by design (e.g. external_embedder::embed)
+  store_unreachable,       ///< the shared store (Redis) could not be reached, refused the login or dropped the connection
+  store_timeout,           ///< the shared store took longer than a timeout allows
+  store_error,             ///< the shared store answered with an error, or broke its protocol
 };
 
 namespace detail {
@@ -56,6 +59,9 @@ class error_category_impl final : public std::error_category {
       case errc::upstream_protocol_error: return "model server's answer breaks its protocol";
       case errc::circuit_open: return "backend circuit breaker is open";
       case errc::not_supported: return "operation not supported by this object";
+      case errc::store_unreachable: return "shared store (Redis) unreachable, login refused or connection lost";
+      case errc::store_timeout: return "shared store (Redis) timed out";
+      case errc::store_error: return "shared store (Redis) answered with an error";
     }
     return "unknown llmgate error";
   }

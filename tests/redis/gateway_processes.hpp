@@ -6,8 +6,13 @@
 // benchmark starts them, waits for /healthz, kills (SIGKILL), terminates
 // (SIGTERM) or restarts one, and reads /readyz and /metrics.
 //
+// All stand in front of one model server in the caller's process,
+// replica_upstream, and are asked test_question(n) and test_paraphrase(n).
+//
+//   llmgate::test::replica_upstream upstream;
 //   llmgate::test::gateway_process a(LLMGATE_GATEWAY_PROGRAM, dir.path(), "a",
-//                                    replica_config(upstream.url("/v1"), tenants, shared));
+//       replica_config(upstream.url(), tenants,
+//                      shared_section({.endpoints = {redis.endpoint()}, .replica = "a"})));
 //   a.start();
 //   BOOST_TEST_REQUIRE(a.wait_until_healthy(std::chrono::seconds(20)), a.log());
 //   ... post(a.port(), "/v1/chat/completions", ...) ...
@@ -27,31 +32,47 @@
 #include <filesystem>   // std::filesystem::path
 #include <fstream>      // std::ofstream, std::ifstream
 #include <iterator>     // std::istreambuf_iterator
+#include <mutex>        // std::mutex, std::lock_guard (replica_upstream)
 #include <optional>     // std::optional
+#include <random>       // std::mt19937, std::random_device (free_port, test_question)
+#include <set>          // std::set (replica_upstream)
 #include <stdexcept>    // std::runtime_error
 #include <string>       // std::string, std::stod
 #include <string_view>  // std::string_view
 #include <thread>       // std::this_thread::sleep_for
-#include <utility>      // std::pair
 #include <vector>       // std::vector
 
-#include <boost/asio/io_context.hpp>  // a socket for free_port
+#include <boost/asio/io_context.hpp>  // the sockets of free_port
 #include <boost/asio/ip/tcp.hpp>      // tcp::acceptor
 #include <boost/json.hpp>             // the config written, /readyz read
 
-#include "../server/gateway_client.hpp"  // get, http_reply
+#include "../backend/upstream_server.hpp"  // upstream_server (replica_upstream)
+#include "../server/gateway_client.hpp"    // get, http_reply
+#include "llmgate/chat/openai_wire.hpp"    // parse_chat_request, content_text
+#include "llmgate/redis/reply.hpp"         // redis::endpoint
 
 extern char** environ;
 
 namespace llmgate::test {
 
-/// A port on 127.0.0.1 that nothing listens on now: the system's pick for
-/// a socket that is then closed. Another program could take it before the
-/// child binds it; on a test machine's loopback that race is not met.
+/// A port on 127.0.0.1 that nothing is bound to now, below the kernel's
+/// range of ports for outgoing connections (32768 and up) and apart from
+/// redis_server's (20000 to 39999, cluster bus ports included), so that
+/// no other socket takes it while a replica is down between a kill and
+/// its restart. Another program could still take it; on a test machine's
+/// loopback that race is not met.
 inline unsigned short free_port() {
+  static std::mt19937 draw(std::random_device{}());
   boost::asio::io_context io;
-  boost::asio::ip::tcp::acceptor acceptor(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
-  return acceptor.local_endpoint().port();
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const auto port = static_cast<unsigned short>(std::uniform_int_distribution<int>(10000, 19999)(draw));
+    boost::asio::ip::tcp::acceptor acceptor(io);
+    boost::system::error_code failed;
+    acceptor.open(boost::asio::ip::tcp::v4(), failed);
+    if (!failed) acceptor.bind({boost::asio::ip::make_address("127.0.0.1"), port}, failed);
+    if (!failed) return port;
+  }
+  throw std::runtime_error("no free port for a gateway between 10000 and 19999");
 }
 
 /// A tenant of the replicas' configs: its name and its API key.
@@ -61,6 +82,83 @@ struct tenant_key {
 
 /// The admin key of every config replica_config writes (/metrics, /admin/stats).
 inline constexpr std::string_view replica_admin_key = "admin-replicas";
+
+/// Four made-up words, the same for the same n: topics far apart from
+/// one another for the embedder.
+inline std::string test_topic(std::size_t n) {
+  static constexpr const char* syllables[] = {"ka", "mo", "ru", "ve", "li", "to", "sa", "ne",
+                                              "pi", "du", "zo", "ga", "fe", "bi", "xu", "ha"};
+  std::mt19937 draw(static_cast<unsigned>(n * 7919 + 1));
+  std::string text;
+  for (int word = 0; word < 4; ++word) {
+    if (word) text += ' ';
+    for (int s = 0; s < 3; ++s) text += syllables[draw() % 16];
+  }
+  return text;
+}
+/// A question of its own for each n ...
+inline std::string test_question(std::size_t n) { return "What is the capital of " + test_topic(n) + "?"; }
+/// ... and for each a paraphrase that the hashing embedder puts at about
+/// 0.95 of it (replica_config's threshold is 0.9), with no number or
+/// negation for the semantic cache's guard to veto on.
+inline std::string test_paraphrase(std::size_t n) { return "what is the capital city of " + test_topic(n); }
+
+/// The model server of the replicas: answers "Answer #<n> to: <question>",
+/// n counting its answers, so that a served answer names the request that
+/// paid for it; refuses with a 400 (which a gateway never caches) what it
+/// is told to. A probe of a replica that does not hold an answer yet is
+/// then a 400, never a fresh answer that the next probe would hit.
+class replica_upstream {
+ public:
+  replica_upstream() {
+    server_.on("/v1/chat/completions", [this](const received_request& request) {
+      const std::string asked = llmgate::content_text(llmgate::parse_chat_request(request.json()).messages.back());
+      std::lock_guard lock(mutex_);
+      if (refused_.contains(asked))
+        return reply::openai_error(400, "invalid_request_error", "refused", "refused: " + asked);
+      return reply::chat("Answer #" + std::to_string(++answers_) + " to: " + asked);
+    });
+    server_.start();
+  }
+
+  /// The base URL of an "openai" backend.
+  std::string url() const { return server_.url("/v1"); }
+
+  /// From now on, `asked` gets a 400. Any thread.
+  void refuse(const std::string& asked) {
+    std::lock_guard lock(mutex_);
+    refused_.insert(asked);
+  }
+  /// Answers given so far (refusals not counted).
+  std::size_t answers() const {
+    std::lock_guard lock(mutex_);
+    return answers_;
+  }
+
+ private:
+  upstream_server server_;
+  mutable std::mutex mutex_;
+  std::set<std::string, std::less<>> refused_;
+  std::size_t answers_ = 0;
+};
+
+/// The "shared" section of a replica's config (server/config.hpp).
+struct shared_options {
+  std::vector<redis::endpoint> endpoints;
+  std::string replica;        ///< its name among the replicas
+  std::string password = {};
+  std::string ca_file = {};   ///< non-empty: TLS, the server verified with this CA, as "localhost"
+  unsigned snapshot_interval_s = 60;
+};
+
+inline boost::json::object shared_section(const shared_options& o) {
+  boost::json::array endpoints;
+  for (const auto& e : o.endpoints) endpoints.push_back(boost::json::string(e.host + ":" + std::to_string(e.port)));
+  boost::json::object redis{{"endpoints", std::move(endpoints)}, {"password", o.password}};
+  if (!o.ca_file.empty()) redis["tls"] = {{"ca_file", o.ca_file}, {"server_name", "localhost"}, {"verify", true}};
+  return {{"redis", std::move(redis)}, {"prefix", "llmgate"}, {"replica", o.replica},
+          {"snapshot_interval_s", o.snapshot_interval_s}};
+}
 
 /// A gateway config as the program reads it: one OpenAI-compatible backend
 /// "upstream" at `upstream_url` serving model "test-model", the tenants,

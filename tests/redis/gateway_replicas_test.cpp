@@ -15,11 +15,10 @@
 //   - a wrong password or a certificate its CA file does not vouch for: the
 //     gateway exits at start with status 1 and says why on stderr.
 //
-// The model server answers "Answer #<n> to: <question>", n counting its
-// answers, so a served answer names the request that paid for it. It
-// refuses (400, which the gateway never caches) the questions a test
-// tells it to: a probe of a replica that does not hold the answer yet is
-// then a 400, not a fresh answer that would hit on the next probe.
+// The model server (replica_upstream, gateway_processes.hpp) numbers its
+// answers, so that a served answer names the request that paid for it, and
+// refuses what a test has asked of the origin: probing a replica that does
+// not hold the answer yet gets a 400, never a fresh answer.
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>  // std::sort, std::max
@@ -32,17 +31,15 @@
 #include <mutex>      // std::mutex, std::lock_guard
 #include <optional>   // std::optional
 #include <random>     // std::mt19937, std::random_device
-#include <set>        // std::set
 #include <string>     // std::string
 #include <thread>     // std::thread
 #include <tuple>      // std::tie
 #include <vector>     // std::vector
 
-#include "../backend/upstream_server.hpp"  // upstream_server
 #include "../server/gateway_client.hpp"    // post, chat_body
 #include "../temporary_directory.hpp"      // temporary_directory
-#include "gateway_processes.hpp"           // gateway_process, replica_config
-#include "llmgate/chat/openai_wire.hpp"    // parse_chat_request, content_text
+#include "gateway_processes.hpp"           // gateway_process, replica_config, replica_upstream, test_question
+#include "llmgate/redis/cluster_slots.hpp" // redis::key_slot
 #include "redis_cluster.hpp"               // redis_cluster
 #include "redis_server.hpp"                // redis_server, skip_without_redis
 
@@ -60,60 +57,6 @@ constexpr auto start_limit = 20s;
 double ms_since(clock_type::time_point since) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - since).count();
 }
-
-// Questions far apart from one another (four made-up words each), and for
-// each a paraphrase the hashing embedder puts at about 0.95 of it (the
-// gateways' threshold is 0.9) with no number or negation for the guard to
-// veto on.
-std::string topic(std::size_t n) {
-  static constexpr const char* syllables[] = {"ka", "mo", "ru", "ve", "li", "to", "sa", "ne",
-                                              "pi", "du", "zo", "ga", "fe", "bi", "xu", "ha"};
-  std::mt19937 draw(static_cast<unsigned>(n * 7919 + 1));
-  std::string text;
-  for (int word = 0; word < 4; ++word) {
-    if (word) text += ' ';
-    for (int s = 0; s < 3; ++s) text += syllables[draw() % 16];
-  }
-  return text;
-}
-std::string question(std::size_t n) { return "What is the capital of " + topic(n) + "?"; }
-std::string paraphrase(std::size_t n) { return "what is the capital city of " + topic(n); }
-
-/// The one model server of every replica (see the top of the file).
-class numbered_upstream {
- public:
-  numbered_upstream() {
-    server_.on("/v1/chat/completions", [this](const received_request& request) {
-      const auto chat = llmgate::parse_chat_request(request.json());
-      const std::string asked = llmgate::content_text(chat.messages.back());
-      std::lock_guard lock(mutex_);
-      if (refused_.contains(asked)) {
-        ++refusals_;
-        return reply::openai_error(400, "invalid_request_error", "refused", "the test refuses: " + asked);
-      }
-      return reply::chat("Answer #" + std::to_string(++answers_) + " to: " + asked);
-    });
-    server_.start();
-  }
-
-  std::string url() const { return server_.url("/v1"); }
-
-  /// From now on, `asked` gets a 400.
-  void refuse(const std::string& asked) {
-    std::lock_guard lock(mutex_);
-    refused_.insert(asked);
-  }
-  std::size_t answers() const {
-    std::lock_guard lock(mutex_);
-    return answers_;
-  }
-
- private:
-  upstream_server server_;
-  mutable std::mutex mutex_;
-  std::set<std::string, std::less<>> refused_;
-  std::size_t answers_ = 0, refusals_ = 0;
-};
 
 /// What a chat reply says: its status, x-llmgate-cache and content.
 struct answer {
@@ -150,26 +93,9 @@ probe_result first_hit(unsigned short port, const std::string& key, const std::s
   }
 }
 
-/// The "shared" section of a replica's config.
-struct shared_options {
-  std::vector<llmgate::redis::endpoint> endpoints;
-  std::string replica;
-  std::string password = {};
-  std::string ca_file = {};  ///< non-empty: TLS, verified with this CA
-  unsigned snapshot_interval_s = 60;
-};
-boost::json::object shared_section(const shared_options& o) {
-  boost::json::array endpoints;
-  for (const auto& e : o.endpoints) endpoints.push_back(boost::json::string(e.host + ":" + std::to_string(e.port)));
-  boost::json::object redis{{"endpoints", std::move(endpoints)}, {"password", o.password}};
-  if (!o.ca_file.empty()) redis["tls"] = {{"ca_file", o.ca_file}, {"server_name", "localhost"}, {"verify", true}};
-  return {{"redis", std::move(redis)}, {"prefix", "llmgate"}, {"replica", o.replica},
-          {"snapshot_interval_s", o.snapshot_interval_s}};
-}
-
 /// Three replicas "a", "b", "c" on the same store, started and healthy.
 struct replicas {
-  replicas(const temporary_directory& dir, const numbered_upstream& upstream, const std::vector<tenant_key>& tenants,
+  replicas(const temporary_directory& dir, const replica_upstream& upstream, const std::vector<tenant_key>& tenants,
            const std::vector<llmgate::redis::endpoint>& endpoints, unsigned snapshot_interval_s = 60) {
     for (const char* name : {"a", "b", "c"})
       each.push_back(std::make_unique<gateway_process>(
@@ -201,27 +127,27 @@ struct delays {
 /// through replica `origin`, then the first asked again (exact) and the
 /// second paraphrased (semantic) on every other replica until each hits
 /// with the origin's answer.
-void check_propagation(replicas& set, numbered_upstream& upstream, std::size_t origin, const std::string& key,
+void check_propagation(replicas& set, replica_upstream& upstream, std::size_t origin, const std::string& key,
                        std::size_t exact_n, std::size_t semantic_n, delays& exact, delays& semantic) {
-  const answer fresh_exact = ask(set[origin].port(), key, question(exact_n));
-  const answer fresh_semantic = ask(set[origin].port(), key, question(semantic_n));
+  const answer fresh_exact = ask(set[origin].port(), key, test_question(exact_n));
+  const answer fresh_semantic = ask(set[origin].port(), key, test_question(semantic_n));
   const auto answered = clock_type::now();
   BOOST_TEST_REQUIRE(fresh_exact.status == 200u);
   BOOST_TEST(fresh_exact.cache == "miss");
   BOOST_TEST_REQUIRE(fresh_semantic.status == 200u);
   BOOST_TEST(fresh_semantic.cache == "miss");
-  upstream.refuse(question(exact_n));
-  upstream.refuse(question(semantic_n));
-  upstream.refuse(paraphrase(semantic_n));
+  upstream.refuse(test_question(exact_n));
+  upstream.refuse(test_question(semantic_n));
+  upstream.refuse(test_paraphrase(semantic_n));
   for (std::size_t other = 0; other < set.each.size(); ++other) {
     if (other == origin) continue;
-    const auto same = first_hit(set[other].port(), key, question(exact_n), answered);
-    BOOST_TEST(same.got.hit(), set[other].name() << " has no hit for " << question(exact_n) << " after "
+    const auto same = first_hit(set[other].port(), key, test_question(exact_n), answered);
+    BOOST_TEST(same.got.hit(), set[other].name() << " has no hit for " << test_question(exact_n) << " after "
                                                  << same.delay_ms << " ms (" << same.got.status << ")");
     BOOST_TEST(same.got.content == fresh_exact.content);
     if (same.got.hit()) exact.ms.push_back(same.delay_ms);
-    const auto near = first_hit(set[other].port(), key, paraphrase(semantic_n), answered);
-    BOOST_TEST(near.got.cache == "semantic", set[other].name() << " has no semantic hit for " << paraphrase(semantic_n)
+    const auto near = first_hit(set[other].port(), key, test_paraphrase(semantic_n), answered);
+    BOOST_TEST(near.got.cache == "semantic", set[other].name() << " has no semantic hit for " << test_paraphrase(semantic_n)
                                                                << " after " << near.delay_ms << " ms");
     BOOST_TEST(near.got.content == fresh_semantic.content);
     if (near.got.hit()) semantic.ms.push_back(near.delay_ms);
@@ -251,7 +177,7 @@ class background_load {
           std::string key, text;
           if (asked.empty() || draw() % 3 == 0) {  // a new question, a third of the time
             key = tenants_[draw() % tenants_.size()].key;
-            text = question(first_question + t * 1'000'000 + i);
+            text = test_question(first_question + t * 1'000'000 + i);
             asked.emplace_back(key, text);
           } else {
             std::tie(key, text) = asked[draw() % asked.size()];
@@ -324,7 +250,7 @@ BOOST_AUTO_TEST_SUITE(gateway_replicas_test)
 BOOST_AUTO_TEST_CASE(an_answer_cached_through_one_replica_hits_on_the_other_two) {
   if (skip_without_redis()) return;
   redis_server redis;
-  numbered_upstream upstream;
+  replica_upstream upstream;
   temporary_directory dir;
   replicas set(dir, upstream, one_tenant, {redis.endpoint()});
   delays exact, semantic;
@@ -348,7 +274,7 @@ BOOST_AUTO_TEST_CASE(no_tenant_is_served_another_tenants_answer_on_any_replica) 
     tenants.push_back({name, "key-" + std::to_string(draw()) + "-" + name});
   }
   redis_server redis;
-  numbered_upstream upstream;
+  replica_upstream upstream;
   temporary_directory dir;
   replicas set(dir, upstream, tenants, {redis.endpoint()});
 
@@ -362,7 +288,7 @@ BOOST_AUTO_TEST_CASE(no_tenant_is_served_another_tenants_answer_on_any_replica) 
   std::map<std::pair<std::size_t, std::size_t>, std::string> own;  // each tenant's answer to each question
   std::size_t cross_tenant_hits = 0;
   for (const auto& [t, q] : asks) {
-    const answer got = ask(set[draw() % 3].port(), tenants[t].key, question(q));
+    const answer got = ask(set[draw() % 3].port(), tenants[t].key, test_question(q));
     BOOST_TEST_REQUIRE(got.status == 200u);
     cross_tenant_hits += got.cache != "miss";
     own[{t, q}] = got.content;
@@ -375,18 +301,18 @@ BOOST_AUTO_TEST_CASE(no_tenant_is_served_another_tenants_answer_on_any_replica) 
   // arrived, never another's.
   const auto since = clock_type::now();
   for (const auto q : questions) {
-    upstream.refuse(question(q));
-    upstream.refuse(paraphrase(q));
+    upstream.refuse(test_question(q));
+    upstream.refuse(test_paraphrase(q));
   }
   std::size_t own_hits = 0, others_answers = 0;
   for (std::size_t t = 0; t < tenants.size(); ++t)
     for (std::size_t r = 0; r < 3; ++r) {
       for (const auto q : questions) {
-        const auto again = first_hit(set[r].port(), tenants[t].key, question(q), since);
+        const auto again = first_hit(set[r].port(), tenants[t].key, test_question(q), since);
         own_hits += again.got.hit() && again.got.content == own[{t, q}];
         others_answers += again.got.hit() && again.got.content != own[{t, q}];
       }
-      const auto near = first_hit(set[r].port(), tenants[t].key, paraphrase(0), since);
+      const auto near = first_hit(set[r].port(), tenants[t].key, test_paraphrase(0), since);
       own_hits += near.got.cache == "semantic" && near.got.content == own[{t, 0}];
       others_answers += near.got.hit() && near.got.content != own[{t, 0}];
     }
@@ -397,7 +323,7 @@ BOOST_AUTO_TEST_CASE(no_tenant_is_served_another_tenants_answer_on_any_replica) 
 BOOST_AUTO_TEST_CASE(on_a_redis_cluster_answers_reach_every_replica_while_slots_move) {
   if (skip_without_redis()) return;
   redis_cluster cluster;
-  numbered_upstream upstream;
+  replica_upstream upstream;
   temporary_directory dir;
   const std::vector<tenant_key> tenants = {{"acme", "key-acme"}, {"globex", "key-globex"}, {"initech", "key-initech"}};
   replicas set(dir, upstream, tenants, {cluster.endpoint(0), cluster.endpoint(1), cluster.endpoint(2)});
@@ -437,7 +363,7 @@ BOOST_AUTO_TEST_CASE(on_a_redis_cluster_answers_reach_every_replica_while_slots_
 BOOST_AUTO_TEST_CASE(redis_killed_under_load_fails_no_request_and_gets_the_queued_writes_back) {
   if (skip_without_redis()) return;
   redis_server redis;
-  numbered_upstream upstream;
+  replica_upstream upstream;
   temporary_directory dir;
   const std::vector<tenant_key> tenants = {{"acme", "key-acme"}, {"globex", "key-globex"}};
   replicas set(dir, upstream, tenants, {redis.endpoint()}, 3600);  // no snapshot: the stream keeps every entry
@@ -491,7 +417,7 @@ BOOST_AUTO_TEST_CASE(redis_killed_under_load_fails_no_request_and_gets_the_queue
 BOOST_AUTO_TEST_CASE(a_replica_started_again_catches_up_and_answers_as_the_others_do) {
   if (skip_without_redis()) return;
   redis_server redis;
-  numbered_upstream upstream;
+  replica_upstream upstream;
   temporary_directory dir;
   replicas set(dir, upstream, one_tenant, {redis.endpoint()}, 1);  // a snapshot each second, the stream trimmed
   delays exact, semantic;
@@ -503,25 +429,25 @@ BOOST_AUTO_TEST_CASE(a_replica_started_again_catches_up_and_answers_as_the_other
   set[2].kill();
   BOOST_TEST(set[1].terminate() == 0);
   for (std::size_t n = 3; n < 6; ++n)
-    for (const auto& text : {question(n), question(100 + n)}) BOOST_TEST(ask(set[0].port(), "key-acme", text).cache == "miss");
+    for (const auto& text : {test_question(n), test_question(100 + n)}) BOOST_TEST(ask(set[0].port(), "key-acme", text).cache == "miss");
   std::this_thread::sleep_for(2500ms);  // a snapshot or two covers them, and the stream is trimmed
   BOOST_TEST_REQUIRE(set[1].restart(start_limit), set[1].log());
   BOOST_TEST_REQUIRE(set[2].restart(start_limit), set[2].log());
   const auto since = clock_type::now();
   for (std::size_t n = 0; n < 6; ++n) {
-    upstream.refuse(question(n));
-    upstream.refuse(question(100 + n));
-    upstream.refuse(paraphrase(100 + n));
+    upstream.refuse(test_question(n));
+    upstream.refuse(test_question(100 + n));
+    upstream.refuse(test_paraphrase(100 + n));
   }
   // Both started empty: what they serve came from the shared tier.
   for (std::size_t restarted : {1, 2}) {
     for (std::size_t n = 0; n < 6; ++n) {
-      const auto same = first_hit(set[restarted].port(), "key-acme", question(n), since);
+      const auto same = first_hit(set[restarted].port(), "key-acme", test_question(n), since);
       BOOST_TEST(same.got.hit(), set[restarted].name() << " has no hit for question " << n);
-      BOOST_TEST(same.got.content == ask(set[0].port(), "key-acme", question(n)).content);
-      const auto near = first_hit(set[restarted].port(), "key-acme", paraphrase(100 + n), since);
+      BOOST_TEST(same.got.content == ask(set[0].port(), "key-acme", test_question(n)).content);
+      const auto near = first_hit(set[restarted].port(), "key-acme", test_paraphrase(100 + n), since);
       BOOST_TEST(near.got.cache == "semantic", set[restarted].name() << " has no semantic hit for paraphrase " << n);
-      BOOST_TEST(near.got.content == ask(set[0].port(), "key-acme", paraphrase(100 + n)).content);
+      BOOST_TEST(near.got.content == ask(set[0].port(), "key-acme", test_paraphrase(100 + n)).content);
     }
   }
   BOOST_TEST(upstream.answers() == 12u);  // nothing paid for twice
@@ -532,7 +458,7 @@ BOOST_AUTO_TEST_CASE(a_replica_started_again_catches_up_and_answers_as_the_other
 BOOST_AUTO_TEST_CASE(a_wrong_password_stops_the_gateway_at_start_and_says_why) {
   if (skip_without_redis()) return;
   redis_server redis({.password = "right-password"});
-  numbered_upstream upstream;
+  replica_upstream upstream;
   temporary_directory dir;
   const auto config = [&](const std::string& password) {
     return replica_config(upstream.url(), one_tenant,
@@ -558,7 +484,7 @@ BOOST_AUTO_TEST_CASE(a_wrong_password_stops_the_gateway_at_start_and_says_why) {
 BOOST_AUTO_TEST_CASE(a_certificate_the_ca_file_does_not_vouch_for_stops_the_gateway_at_start_and_says_why) {
   if (skip_without_redis(true)) return;
   redis_server redis({.tls = true});
-  numbered_upstream upstream;
+  replica_upstream upstream;
   temporary_directory dir;
   const auto config = [&](const std::filesystem::path& ca_file) {
     return replica_config(upstream.url(), one_tenant,

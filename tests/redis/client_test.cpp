@@ -397,7 +397,13 @@ BOOST_AUTO_TEST_CASE(a_replica_serves_what_its_master_wrote) {
   run(io, reader.connect());
   BOOST_TEST((run(io, writer.exec({"SET", "written", "on the master"})) == status_reply("OK")));
   BOOST_TEST((run(io, writer.exec({"WAIT", "1", "2000"})) == integer_reply(1)));
-  BOOST_TEST((run(io, reader.exec({"GET", "written"})) == string_reply("on the master")));
+  // WAIT counts the replica's acknowledgement, which may come before the
+  // replica applied the write: read until it shows, for at most 2 s.
+  reply seen;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while ((seen = run(io, reader.exec({"GET", "written"}))).is_nil() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  BOOST_TEST((seen == string_reply("on the master")));
   const reply refused = run(io, reader.exec({"SET", "x", "y"}));
   BOOST_TEST(refused.is_error());
   BOOST_TEST(refused.text.starts_with("READONLY"));

@@ -71,7 +71,7 @@ template <class Write>
 std::string framed_change(Write write) {
   llmgate::store::snapshot_writer out(redis::semantic_change_kind, redis::replication_format_version);
   write(out);
-  return out.seal();
+  return std::move(out).seal();
 }
 
 }  // namespace

@@ -155,7 +155,7 @@ inline std::string encode_exact(const exact_key& key, const cached_answer& answe
   out.write_string(key.tenant);
   out.write_string(key.text);
   cache_value_traits<cached_answer>::write(out, answer);
-  return out.seal();
+  return std::move(out).seal();
 }
 
 /// Reads what encode_exact wrote; on bad bytes `ec` says why and nothing is returned.
@@ -200,7 +200,7 @@ inline std::string encode_change(const semantic_change& change) {
         }
       },
       change);
-  return out.seal();
+  return std::move(out).seal();
 }
 
 /// Reads what encode_change wrote; on bad bytes `ec` says why and nothing is returned.

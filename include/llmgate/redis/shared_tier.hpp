@@ -33,7 +33,6 @@
 
 #include <algorithm>     // std::min, std::max, std::clamp
 #include <atomic>        // std::atomic
-#include <charconv>      // std::from_chars
 #include <chrono>        // std::chrono::steady_clock, system_clock, milliseconds
 #include <cstdint>       // std::uint64_t
 #include <cstdio>        // std::snprintf
@@ -42,7 +41,6 @@
 #include <memory>        // std::unique_ptr, std::make_shared, std::make_unique
 #include <mutex>         // std::mutex, std::lock_guard
 #include <optional>      // std::optional
-#include <random>        // std::random_device
 #include <span>          // std::span
 #include <string>        // std::string
 #include <string_view>   // std::string_view
@@ -51,6 +49,8 @@
 #include <utility>       // std::move
 #include <variant>       // std::visit
 #include <vector>        // std::vector
+
+#include <unistd.h>  // ::getpid (POSIX)
 
 #include <boost/asio/as_tuple.hpp>           // boost::asio::as_tuple
 #include <boost/asio/awaitable.hpp>          // boost::asio::awaitable
@@ -65,9 +65,11 @@
 #include <boost/asio/use_future.hpp>         // boost::asio::use_future
 
 #include "llmgate/cache/exact_cache.hpp"            // exact_key
+#include "llmgate/cache/index_factory.hpp"          // default_index_factory
 #include "llmgate/cache/key_policy.hpp"             // cache_key
-#include "llmgate/cache/semantic_cache.hpp"         // semantic_cache_observer, answer_cost
-#include "llmgate/embed/external_embedder.hpp"     // external_embedder
+#include "llmgate/cache/learned_verifier.hpp"       // learned_verifier
+#include "llmgate/cache/semantic_cache.hpp"         // answer_cost, semantic_cache_options
+#include "llmgate/cache/semantic_cache_observer.hpp"  // semantic_cache_observer
 #include "llmgate/embed/hashing_embedder.hpp"      // hashing_embedder
 #include "llmgate/error.hpp"                        // llmgate::error, errc
 #include "llmgate/pipeline/cached_answer.hpp"       // cached_answer
@@ -84,36 +86,15 @@
 
 namespace llmgate::inline v0::redis {
 
-/// "host:port", "[v6]:port" or "host" (port 6379) as an endpoint; throws
-/// llmgate::error naming the text when the port is not a number.
-inline endpoint parse_endpoint(std::string_view text) {
-  endpoint at;
-  std::string_view host = text, port;
-  if (text.starts_with('[')) {  // an IPv6 literal
-    const auto close = text.find(']');
-    if (close == std::string_view::npos) throw error(errc::invalid_request, "redis endpoint '" + std::string(text) + "'");
-    host = text.substr(1, close - 1);
-    if (close + 1 < text.size() && text[close + 1] == ':') port = text.substr(close + 2);
-  } else if (const auto colon = text.rfind(':'); colon != std::string_view::npos) {
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-  }
-  at.host = std::string(host);
-  if (!port.empty()) {
-    unsigned value = 0;
-    const auto [end, problem] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (problem != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535)
-      throw error(errc::invalid_request, "redis endpoint '" + std::string(text) + "': the port is not a number");
-    at.port = static_cast<std::uint16_t>(value);
-  }
-  return at;
-}
-
 /// The redis::client options a "shared" config section asks for.
 inline client_options client_options_of(const shared_config& shared) {
   const auto& r = shared.redis;
   client_options options;
-  for (const auto& text : r.endpoints) options.endpoints.push_back(parse_endpoint(text));
+  for (const auto& text : r.endpoints) {
+    const auto host_port = detail::host_and_port(text);  // gateway_config::check refused any other form
+    if (!host_port) throw error(errc::invalid_request, "shared.redis.endpoints: \"" + text + "\" is not host:port");
+    options.endpoints.push_back({host_port->first, host_port->second});
+  }
   options.user = r.user;
   options.password = r.password;
   options.database = r.database;
@@ -251,12 +232,8 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     return *config.shared;
   }
 
-  static std::string generated_replica_name() {
-    char suffix[17];
-    std::random_device random;
-    std::snprintf(suffix, sizeof suffix, "%08x%08x", random(), random());
-    return boost::asio::ip::host_name() + '-' + suffix;
-  }
+  // The config's default: host name and process id.
+  static std::string generated_replica_name() { return boost::asio::ip::host_name() + '-' + std::to_string(::getpid()); }
 
   static std::uint64_t lifetime_ms(double ttl_seconds) {
     if (ttl_seconds <= 0) return 0;
@@ -341,7 +318,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   void adopt(std::string bytes) {
     try {
       const std::size_t size = bytes.size();
-      caches_.adopt_semantic_snapshot(std::move(bytes));
+      caches_.adopt_semantic_snapshot(std::move(bytes), snapshot_ + " (id " + last_id_ + ")");
       log_.event("shared_snapshot_adopted", {{"replica", replica_}, {"id", last_id_}, {"bytes", size},
                                              {"entries", caches_.semantic().size()}});
     } catch (const std::exception& e) {
@@ -656,32 +633,32 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     synced_ = true;
   }
 
+  // A snapshot keeps no float copy of its vectors: only a cache that
+  // embeds itself can take its entries while serving.
   template <class Cache>
   std::size_t insert_entries_of(Cache& cache, std::string bytes) {
-    Cache loaded = load_like(cache, std::move(bytes));
-    std::size_t inserted = 0;
-    loaded.for_each_entry([&](const hash128& scope, std::string_view text, std::span<const float> vector,
-                              const cached_answer& answer, const answer_cost& cost) {
-      std::vector<float> values;
-      if constexpr (std::is_same_v<Cache, gateway_remote_cache>) values.assign(vector.begin(), vector.end());
-      inserted += cache.insert_replica(cache_key{scope, std::string(text)}, std::move(values), answer, cost);
-    });
-    return inserted;
+    if constexpr (std::is_same_v<Cache, gateway_remote_cache>) {
+      log_.event("shared_snapshot_skipped", {{"replica", replica_}, {"why", "a remote embedder's entries cannot be "
+                                                                             "embedded here; the stream goes on"}});
+      return 0;
+    } else {
+      Cache loaded = load_like(std::move(bytes));
+      std::size_t inserted = 0;
+      loaded.for_each_entry(
+          [&](const hash128& scope, std::string_view text, const cached_answer& answer, const answer_cost& cost) {
+            inserted += cache.insert_replica(cache_key{scope, std::string(text)}, {}, answer, cost);
+          });
+      return inserted;
+    }
   }
 
-  // A cache of `like`'s kind read from `bytes`: only its entries are used.
-  // (The bytes hold a learning embedder's weights, which cannot be copied.)
-  template <class Cache>
-  Cache load_like(const Cache& like, std::string bytes) const {
-    const auto dimension = config_.embedder.dimension;
-    auto embedder = [&] {
-      if constexpr (std::is_same_v<Cache, gateway_remote_cache>) return external_embedder(dimension);
-      else return hashing_embedder({.dimension = dimension});
-    };
-    return Cache::load_bytes(std::move(bytes), semantic_cache_options{}, embedder(),
-                             threshold_of(config_.semantic_threshold_policy, config_.semantic_threshold),
-                             like.verifier(), {}, eviction_of(config_.semantic_eviction, cache_clock{}),
-                             like.index_factory());
+  // A hashing cache read from `bytes`, of which only the entries are used.
+  gateway_hashing_cache load_like(std::string bytes) const {
+    return gateway_hashing_cache::load_bytes(std::move(bytes), snapshot_, semantic_cache_options{},
+                                             hashing_embedder({.dimension = config_.embedder.dimension}),
+                                             threshold_of(config_.semantic_threshold_policy, config_.semantic_threshold),
+                                             learned_verifier(), {}, eviction_of(config_.semantic_eviction, cache_clock{}),
+                                             default_index_factory{config_.semantic_hnsw});
   }
 
   // --- snapshots --------------------------------------------------------------

@@ -91,7 +91,7 @@ inline client_options client_options_of(const shared_config& shared) {
   const auto& r = shared.redis;
   client_options options;
   for (const auto& text : r.endpoints) {
-    const auto host_port = detail::host_and_port(text);  // gateway_config::check refused any other form
+    const auto host_port = llmgate::detail::host_and_port(text);  // gateway_config::check refused any other form
     if (!host_port) throw error(errc::invalid_request, "shared.redis.endpoints: \"" + text + "\" is not host:port");
     options.endpoints.push_back({host_port->first, host_port->second});
   }
@@ -347,7 +347,8 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
         io_,
         [this, pending, name = std::move(name)]() -> boost::asio::awaitable<void> {
           try {
-            reply found = co_await commands_.exec({"GET", name});
+            command get = {"GET", name};  // not inside the co_await: GCC 12 miscompiles a braced list there
+            reply found = co_await commands_.exec(std::move(get));
             store_answered(1);
             if (found.is_string()) pending->value = std::move(found.text);
           } catch (const std::exception& e) {
@@ -480,7 +481,8 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   };
 
   boost::asio::awaitable<std::optional<snapshot_entry>> read_snapshot() {
-    const reply found = co_await commands_.exec({"HMGET", snapshot_, "id", "bytes"});
+    command get = {"HMGET", snapshot_, "id", "bytes"};
+    const reply found = co_await commands_.exec(std::move(get));
     store_answered(1);
     if (!found.is_array() || found.elements.size() != 2 || !found.elements[0].is_string() ||
         !found.elements[1].is_string() || !stream_id::parse(found.elements[0].text))
@@ -491,17 +493,19 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   boost::asio::awaitable<void> tail_until_stopped() {
     auto backoff = first_backoff;
     while (!stopping_.load()) {
+      bool failed = false;
       try {
         if (!synced_) co_await resync();
         co_await read_and_apply();
         backoff = first_backoff;
       } catch (const std::exception& e) {
-        if (stopping_.load()) break;
-        store_failed(1, e);
-        tailer_pause_.expires_after(backoff);
-        co_await tailer_pause_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-        backoff = std::min(backoff * 2, last_backoff);
+        failed = !stopping_.load();
+        if (failed) store_failed(1, e);
       }
+      if (!failed) continue;
+      tailer_pause_.expires_after(backoff);
+      co_await tailer_pause_.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+      backoff = std::min(backoff * 2, last_backoff);
     }
   }
 
@@ -510,11 +514,10 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   // this replica was behind): if so, resync instead of applying.
   boost::asio::awaitable<void> read_and_apply() {
     const std::string from = last_id_;
-    std::vector<reply> replies = co_await tail_commands_.exec_pipeline(
-        {{"XREAD", "COUNT", std::to_string(batch_size), "BLOCK", std::to_string(tail_block_.count()), "STREAMS",
-          stream_, from},
-         {"HGET", snapshot_, "id"}},
-        stream_);
+    std::vector<command> read = {{"XREAD", "COUNT", std::to_string(batch_size), "BLOCK",
+                                  std::to_string(tail_block_.count()), "STREAMS", stream_, from},
+                                 {"HGET", snapshot_, "id"}};
+    std::vector<reply> replies = co_await tail_commands_.exec_pipeline(std::move(read), stream_);
     store_answered(2);
     if (replies.size() != 2 || replies[0].is_error())
       throw error(errc::store_error, "redis: XREAD " + stream_ + ": " + (replies.empty() ? "" : replies[0].text));
@@ -530,7 +533,8 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   // Whether the stream deleted an entry after `id` (Redis 7's
   // max-deleted-entry-id); a store that does not say is taken to have.
   boost::asio::awaitable<bool> trimmed_after(stream_id id) {
-    const reply info = co_await commands_.exec({"XINFO", "STREAM", stream_});
+    command ask = {"XINFO", "STREAM", stream_};
+    const reply info = co_await commands_.exec(std::move(ask));
     store_answered(1);
     if (info.is_array())
       for (std::size_t i = 0; i + 1 < info.elements.size(); i += 2)
@@ -703,14 +707,14 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   // The lease is this replica's when it takes it, or already holds it.
   boost::asio::awaitable<bool> take_lease() {
     const std::string lifetime = std::to_string(std::max(1u, shared_.snapshot_interval_s) * 2000);
-    const std::vector<reply> replies = co_await commands_.exec_pipeline(
-        {{"SET", lease_, replica_, "NX", "PX", lifetime}, {"GET", lease_}}, lease_);
+    std::vector<command> take = {{"SET", lease_, replica_, "NX", "PX", lifetime}, {"GET", lease_}};
+    const std::vector<reply> replies = co_await commands_.exec_pipeline(std::move(take), lease_);
     store_answered(2);
     if (replies.size() != 2 || replies[1].text != replica_) co_return false;
     if (replies[0].is_nil()) {  // held already: by this replica, so renewed
-      const reply renewed = co_await commands_.exec({"PEXPIRE", lease_, lifetime});
+      command renew = {"PEXPIRE", lease_, lifetime};
+      (void)co_await commands_.exec(std::move(renew));
       store_answered(1);
-      (void)renewed;
     }
     co_return true;
   }

@@ -1,6 +1,7 @@
-// write_queue: bounded, the oldest dropped first and counted; a batch given
-// back goes in front of newer writes and still counts against the bound;
-// pushes from many threads lose nothing while there is room.
+// write_queue: bounded, the oldest dropped first and counted; a batch taken
+// counts as owed until sent or given back; one given back goes in front of
+// newer writes and counts against the bound again; pushes from many
+// threads lose nothing while there is room.
 #include <boost/test/unit_test.hpp>
 
 #include <numeric>  // std::iota
@@ -33,14 +34,28 @@ BOOST_AUTO_TEST_CASE(a_full_queue_drops_the_oldest_and_counts_them) {
   BOOST_TEST(queue.pop(10) == (std::vector<int>{7, 8, 9}), boost::test_tools::per_element());
 }
 
+BOOST_AUTO_TEST_CASE(a_batch_taken_is_owed_until_sent) {
+  write_queue<int> queue(10);
+  for (int i = 0; i < 5; ++i) queue.push(i);
+  auto batch = queue.pop(3);
+  BOOST_TEST(queue.size() == 5u);
+  queue.sent(batch.size());
+  BOOST_TEST(queue.size() == 2u);
+  queue.pop(10);
+  queue.sent(2);
+  BOOST_TEST(queue.size() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(a_batch_given_back_is_oldest_and_bounded) {
   write_queue<int> queue(4);
   for (int i = 0; i < 4; ++i) queue.push(i);
-  auto batch = queue.pop(3);  // 0 1 2 in flight, 3 waiting
+  auto batch = queue.pop(3);  // 0 1 2 taken, 3 waiting
   queue.push(4);
   queue.push(5);  // 3 4 5
+  BOOST_TEST(queue.size() == 6u);
   queue.give_back(std::move(batch));  // 0 1 2 3 4 5: the two oldest go
   BOOST_TEST(queue.dropped() == 2u);
+  BOOST_TEST(queue.size() == 4u);
   BOOST_TEST(queue.pop(10) == (std::vector<int>{2, 3, 4, 5}), boost::test_tools::per_element());
 }
 
@@ -64,11 +79,15 @@ BOOST_AUTO_TEST_CASE(pushes_from_many_threads_keep_each_writers_order) {
         for (int i = 0; i < each; ++i) queue.push(w * each + i);
       });
     std::jthread consumer([&] {
-      while (received.size() < std::size_t{writers * each})
-        for (int v : queue.pop(64)) received.push_back(v);
+      while (received.size() < std::size_t{writers * each}) {
+        const auto batch = queue.pop(64);
+        received.insert(received.end(), batch.begin(), batch.end());
+        queue.sent(batch.size());
+      }
     });
   }
   BOOST_TEST(queue.dropped() == 0u);
+  BOOST_TEST(queue.size() == 0u);
   std::vector<int> last(writers, -1);
   for (int v : received) {
     BOOST_TEST(v > last[v / each]);

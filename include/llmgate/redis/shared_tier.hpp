@@ -86,6 +86,18 @@
 
 namespace llmgate::inline v0::redis {
 
+/// The Redis key an exact answer is stored under: the scope in the hash
+/// tag, so that a scope's answers share a cluster slot.
+inline std::string exact_key_name(std::string_view prefix, const exact_key& key) {
+  const auto hex = [](const hash128& h) {
+    char text[33];
+    std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(h.high),
+                  static_cast<unsigned long long>(h.low));
+    return std::string(text);
+  };
+  return std::string(prefix) + ":{" + hex(key.scope) + "}:x:" + hex(key.hash);
+}
+
 /// The redis::client options a "shared" config section asks for.
 inline client_options client_options_of(const shared_config& shared) {
   const auto& r = shared.redis;
@@ -248,16 +260,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
 
   bool semantic() const noexcept { return shared_.semantic && config_.semantic_cache; }
 
-  static std::string hex(const hash128& h) {
-    char text[33];
-    std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(h.high),
-                  static_cast<unsigned long long>(h.low));
-    return text;
-  }
-
-  std::string exact_name(const exact_key& key) const {
-    return shared_.prefix + ":{" + hex(key.scope) + "}:x:" + hex(key.hash);
-  }
+  std::string exact_name(const exact_key& key) const { return exact_key_name(shared_.prefix, key); }
 
   // --- the store's health -------------------------------------------------
 
@@ -368,7 +371,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
 
   // --- writes -----------------------------------------------------------------
 
-  std::uint64_t queued() const { return writes_.size() + in_flight_.load(); }
+  std::uint64_t queued() const { return writes_.size(); }
 
   void enqueue(command write) {
     if (writes_.push(std::move(write)))  // the writer may be waiting for one
@@ -412,11 +415,13 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
         continue;
       }
       if (probe) batch.push_back({"PING"});  // nothing to send, but the store is away: is it back?
-      else in_flight_ = batch.size();
+      const std::size_t taken = probe ? 0 : batch.size();
       std::vector<command> unsent = co_await send(std::move(batch));
       const bool failed = !unsent.empty();
-      if (failed && !probe) writes_.give_back(std::move(unsent));
-      in_flight_ = 0;
+      if (!probe) {
+        writes_.sent(taken - unsent.size());
+        if (failed) writes_.give_back(std::move(unsent));
+      }
       if (!failed) {
         backoff = first_backoff;
         continue;
@@ -753,7 +758,6 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   client commands_;
   client tail_commands_;
   write_queue<command> writes_;
-  std::atomic<std::size_t> in_flight_{0};  // popped by the writer, not yet sent or given back
 
   // On the tier's thread only.
   boost::asio::steady_timer wake_writer_, writer_pause_, tailer_pause_, snapshot_pause_;

@@ -5,9 +5,11 @@
 // write is dropped and counted. The store is a cache; an old answer lost is
 // a miss later, a worker kept waiting is a slow request now.
 //
-// One consumer (the tier's writer coroutine) takes batches to pipeline and,
-// when the store fails, gives a batch back to the front to try again; a
-// batch given back still counts against the bound, oldest dropped first.
+// One consumer (the tier's writer coroutine) takes batches to pipeline,
+// then says they were sent or, when the store failed, gives them back to
+// the front to try again; a batch given back counts against the bound
+// again, oldest dropped first. A batch taken and not yet settled still
+// counts in size(), so that "nothing queued" means "all sent".
 #pragma once
 
 #include <algorithm>  // std::min
@@ -41,27 +43,37 @@ class write_queue {
     return was_empty;
   }
 
-  /// Takes up to `at_most` writes, oldest first.
+  /// Takes up to `at_most` writes, oldest first; they count as taken
+  /// until sent() or give_back() settles them.
   std::vector<Write> pop(std::size_t at_most) {
     std::lock_guard lock(mutex_);
     const std::size_t n = std::min(at_most, writes_.size());
     std::vector<Write> batch(std::make_move_iterator(writes_.begin()),
                              std::make_move_iterator(writes_.begin() + static_cast<std::ptrdiff_t>(n)));
     writes_.erase(writes_.begin(), writes_.begin() + static_cast<std::ptrdiff_t>(n));
+    taken_ += n;
     return batch;
   }
 
-  /// Puts a batch that could not be sent back in front of the writes
+  /// `count` taken writes reached the store.
+  void sent(std::size_t count) {
+    std::lock_guard lock(mutex_);
+    taken_ -= std::min(count, taken_);
+  }
+
+  /// Puts taken writes that could not be sent back in front of the writes
   /// pushed since, as the oldest; what no longer fits is dropped.
   void give_back(std::vector<Write> batch) {
     std::lock_guard lock(mutex_);
+    taken_ -= std::min(batch.size(), taken_);
     writes_.insert(writes_.begin(), std::make_move_iterator(batch.begin()), std::make_move_iterator(batch.end()));
     drop_beyond_capacity();
   }
 
+  /// Writes owed to the store: waiting, or taken and not yet settled.
   std::size_t size() const {
     std::lock_guard lock(mutex_);
-    return writes_.size();
+    return writes_.size() + taken_;
   }
   std::size_t capacity() const noexcept { return capacity_; }
   /// Writes dropped since the queue was made.
@@ -81,6 +93,7 @@ class write_queue {
   const std::size_t capacity_;
   mutable std::mutex mutex_;
   std::deque<Write> writes_;
+  std::size_t taken_ = 0;
   std::uint64_t dropped_ = 0;
 };
 

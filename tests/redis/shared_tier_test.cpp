@@ -156,7 +156,7 @@ BOOST_AUTO_TEST_CASE(a_semantic_insert_becomes_a_hit_on_the_other_replica) {
   const auto inserted = std::chrono::steady_clock::now();
   a.semantic().insert(tenant_scope("acme"), "how do I reset my password", answer_of("Click 'forgot password'."));
   BOOST_TEST_REQUIRE(eventually([&] { return b.semantic().size() == 1; }));
-  BOOST_TEST(std::chrono::steady_clock::now() - inserted < 2s);
+  BOOST_TEST((std::chrono::steady_clock::now() - inserted < 2s));
   BOOST_TEST(semantic_hit(b, "acme", "how do I reset my password"));
   BOOST_TEST(!semantic_hit(b, "other-tenant", "how do I reset my password"));  // scopes stay apart
   const auto s = b.tier->statistics();
@@ -214,13 +214,13 @@ BOOST_AUTO_TEST_CASE(a_dead_store_costs_no_wait_and_its_writes_wait_in_the_bound
   for (int i = 0; i < 5; ++i) {
     const auto asked = std::chrono::steady_clock::now();
     BOOST_TEST(!find_exact(*a.tier, before));
-    BOOST_TEST(std::chrono::steady_clock::now() - asked < 50ms + 100ms, "read " << i);
+    BOOST_TEST((std::chrono::steady_clock::now() - asked < 50ms + 100ms), "read " << i);
   }
   BOOST_TEST_REQUIRE(eventually([&] { return !a.tier->statistics().available; }));
   for (int i = 0; i < 5; ++i) {
     const auto asked = std::chrono::steady_clock::now();
     BOOST_TEST(!find_exact(*a.tier, before));
-    BOOST_TEST(std::chrono::steady_clock::now() - asked < 10ms, "read while away " << i);
+    BOOST_TEST((std::chrono::steady_clock::now() - asked < 10ms), "read while away " << i);
   }
   BOOST_TEST(!a.tier->statistics().detail.empty());
 

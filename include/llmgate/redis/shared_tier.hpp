@@ -516,7 +516,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
 
   // One XREAD BLOCK; then, when a snapshot newer than where it read from
   // exists, whether the stream lost entries after that point (a trim while
-  // this replica was behind): if so, resync instead of applying.
+  // this replica was behind or away): if so, resync instead of applying.
   boost::asio::awaitable<void> read_and_apply() {
     const std::string from = last_id_;
     std::vector<command> read = {{"XREAD", "COUNT", std::to_string(batch_size), "BLOCK",
@@ -535,17 +535,19 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     co_await apply_entries(replies[0]);
   }
 
-  // Whether the stream deleted an entry after `id` (Redis 7's
-  // max-deleted-entry-id); a store that does not say is taken to have.
+  // Whether the stream may have lost entries after `id`: its first entry
+  // is later (XTRIM leaves no other trace: max-deleted-entry-id counts
+  // XDEL only). When in doubt it says yes: reloading a snapshot that held
+  // nothing new costs time, missing changes costs answers.
   boost::asio::awaitable<bool> trimmed_after(stream_id id) {
-    command ask = {"XINFO", "STREAM", stream_};
-    const reply info = co_await commands_.exec(std::move(ask));
+    command first = {"XRANGE", stream_, "-", "+", "COUNT", "1"};
+    const reply found = co_await commands_.exec(std::move(first));
     store_answered(1);
-    if (info.is_array())
-      for (std::size_t i = 0; i + 1 < info.elements.size(); i += 2)
-        if (info.elements[i].text == "max-deleted-entry-id")
-          if (const auto deleted = stream_id::parse(info.elements[i + 1].text)) co_return *deleted > id;
-    co_return true;
+    if (!found.is_array() || found.elements.empty() || !found.elements[0].is_array() ||
+        found.elements[0].elements.empty())
+      co_return true;
+    const auto first_id = stream_id::parse(found.elements[0].elements[0].text);
+    co_return !first_id || *first_id > id;
   }
 
   // XREAD's reply: [[stream, [[id, [field, value, ...]], ...]]], or nil.

@@ -98,10 +98,12 @@ inline std::string test_topic(std::size_t n) {
 }
 /// A question of its own for each n ...
 inline std::string test_question(std::size_t n) { return "What is the capital of " + test_topic(n) + "?"; }
-/// ... and for each a paraphrase that the hashing embedder puts at about
-/// 0.95 of it (replica_config's threshold is 0.9), with no number or
-/// negation for the semantic cache's guard to veto on.
-inline std::string test_paraphrase(std::size_t n) { return "what is the capital city of " + test_topic(n); }
+/// ... and for each a paraphrase that the hashing embedder puts at 0.98 of
+/// it (replica_config's threshold is 0.9), with no number or negation for
+/// the semantic cache's guard to veto on. Its one more word is a common
+/// one: once the embedder has learned IDF weights from traffic full of
+/// these questions, a rare one ("capital city of") falls to 0.80.
+inline std::string test_paraphrase(std::size_t n) { return "what is the capital of the " + test_topic(n); }
 
 /// The model server of the replicas: answers "Answer #<n> to: <question>",
 /// n counting its answers, so that a served answer names the request that

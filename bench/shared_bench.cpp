@@ -21,8 +21,9 @@
 //                      refuses a sampled question once its origin has it,
 //                      so a probe that misses gets a 400 and stores nothing.
 //                      Then the same exact hit asked of one replica and of
-//                      the gateway of its own, in turns of 2000, as fast as 8
-//                      connections get them: p99 of each and their ratio.
+//                      the gateway of its own side by side, as fast as 8
+//                      connections to each get them: p99 of each and their
+//                      ratio.
 //   shared_tier_fault  on one Redis: the same load for --fault-seconds,
 //                      Redis killed (SIGKILL) after a third of it and
 //                      started again, empty, after two thirds; failed
@@ -37,7 +38,8 @@
 //
 // N (default 12000) is the least number of load requests of each
 // shared_tier run (it goes on until the S samples, default 200, are done);
-// R defaults to 1500, T to 15.
+// R defaults to 1000 (what 2 cores carry with the 4 gateways, Redis and
+// the load generator on them), T to 15.
 #include <algorithm>   // std::sort, std::min, std::count_if, std::equal
 #include <atomic>      // std::atomic
 #include <chrono>      // std::chrono
@@ -49,6 +51,7 @@
 #include <fstream>     // std::ofstream
 #include <functional>  // std::function
 #include <iostream>    // std::cout
+#include <map>         // std::map
 #include <memory>      // std::unique_ptr
 #include <optional>    // std::optional
 #include <string>      // std::string
@@ -73,6 +76,11 @@ using namespace llmgate::test;
 namespace {
 
 constexpr std::size_t tenant_count = 4, repeated_questions = 300, connections_per_replica = 8;
+
+// Where each kind of question takes its numbers (test_question(n)), apart
+// from one another: the model server refuses a sampled question once its
+// origin has answered it, and a load request must never be one of those.
+constexpr std::size_t sampled_from = 100'000'000, load_rounds_from = 200'000'000, fault_load_from = 300'000'000;
 
 std::string tenant_key_of(std::size_t t) { return "bench-key-" + std::to_string(t); }
 
@@ -146,6 +154,7 @@ struct outcome {
   double latency_us = 0;
   unsigned status = 0;  // 0: no response (the connection failed)
   bool miss = false;
+  unsigned short port = 0;  // the gateway's
   std::size_t tenant = 0;
   std::string text;  // kept for misses only (the fault run's check)
   steady::time_point done;
@@ -159,6 +168,17 @@ struct load_result {
     return static_cast<std::size_t>(std::count_if(outcomes.begin(), outcomes.end(), [](const outcome& o) {
       return o.status != 200;
     }));
+  }
+  // "none" when every request got a 200, else each other status with its
+  // count ("0": no response), for the progress lines.
+  std::string failed_statuses() const {
+    std::map<unsigned, std::size_t> failed;
+    for (const auto& o : outcomes)
+      if (o.status != 200) ++failed[o.status];
+    std::string text;
+    for (const auto& [status, count] : failed)
+      text += (text.empty() ? "" : ", ") + std::to_string(count) + " x " + std::to_string(status);
+    return text.empty() ? "none" : text;
   }
   std::vector<double> latencies_us() const {
     std::vector<double> latency;
@@ -204,6 +224,7 @@ load_result drive(const std::vector<unsigned short>& ports, std::size_t connecti
           .append("\r\n\r\n")
           .append(body);
       outcome o;
+      o.port = port;
       o.tenant = p.tenant;
       try {
         if (!socket.is_open()) {
@@ -270,6 +291,15 @@ struct gateways {
   std::vector<std::unique_ptr<gateway_process>> replicas;
   std::unique_ptr<gateway_process> alone;
 };
+
+// The machine's load average over the last minute (/proc/loadavg): on a
+// machine shared with other work, what its latencies mean depends on it.
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double one_minute = 0;
+  in >> one_minute;
+  return one_minute;
+}
 
 // Asks `text` of `port` with tenant t's key: the status and x-llmgate-cache.
 std::pair<unsigned, std::string> ask(unsigned short port, std::size_t tenant, const std::string& text) {
@@ -342,20 +372,17 @@ propagation sample_propagation(gateways& g, replica_upstream& upstream, std::siz
   return p;
 }
 
-// Exact hits asked of `replica` and of `alone` in turns: the same request
-// (answered once before), 8 connections.
-std::pair<load_result, load_result> hits_in_turns(unsigned short replica, unsigned short alone, std::size_t requests) {
+// Exact hits asked of `replica` and of `alone` at the same time, 8
+// connections each, so that both meet the same slow spells of a busy
+// machine: the same request (answered once before), `requests` in all.
+std::pair<load_result, load_result> hits_side_by_side(unsigned short replica, unsigned short alone,
+                                                      std::size_t requests) {
   const auto same = [](std::size_t) { return planned{0, test_question(0)}; };
   drive({replica, alone}, 1, 2, 0, same);  // a miss on either at most, then hits
+  const load_result both = drive({replica, alone}, connections_per_replica, requests, 0, same);
   load_result on_replica, on_alone;
-  constexpr std::size_t turn = 2000;
-  for (std::size_t done = 0; done < requests; done += turn) {
-    for (auto [port, into] : {std::pair{replica, &on_replica}, std::pair{alone, &on_alone}}) {
-      auto part = drive({port}, connections_per_replica, turn, 0, same);
-      into->outcomes.insert(into->outcomes.end(), part.outcomes.begin(), part.outcomes.end());
-      into->seconds += part.seconds;
-    }
-  }
+  for (const auto& o : both.outcomes) (o.port == replica ? on_replica : on_alone).outcomes.push_back(o);
+  on_replica.seconds = on_alone.seconds = both.seconds;
   return {std::move(on_replica), std::move(on_alone)};
 }
 
@@ -370,18 +397,20 @@ json_line shared_tier_run(const std::string& redis_kind, const std::vector<llmga
   std::atomic<bool> sampled{false};
   propagation p;
   std::thread sampler([&] {
-    p = sample_propagation(g, upstream, samples, 50'000'000);
+    p = sample_propagation(g, upstream, samples, sampled_from);
     sampled = true;
   });
   load_result load;
   for (std::size_t round = 0; !sampled || load.outcomes.size() < requests; ++round) {
-    auto part = drive(g.replica_ports(), connections_per_replica, 1000, rate, mixed_load(10'000'000 * (round + 1)));
+    auto part = drive(g.replica_ports(), connections_per_replica, 1000, rate, mixed_load(load_rounds_from + 1'000 * round));
     load.outcomes.insert(load.outcomes.end(), part.outcomes.begin(), part.outcomes.end());
     load.seconds += part.seconds;
   }
   sampler.join();
-  progress("shared bench (%s): hits on a replica and on a gateway of its own, in turns", redis_kind.c_str());
-  const auto [on_replica, on_alone] = hits_in_turns(g.replicas[0]->port(), g.alone->port(), 20'000);
+  progress("shared bench (%s): %zu load requests, failed: %s; propagation probes failed: %zu, never hit: %zu",
+           redis_kind.c_str(), load.outcomes.size(), load.failed_statuses().c_str(), p.errors, p.unreached);
+  progress("shared bench (%s): hits on a replica and on a gateway of its own, side by side", redis_kind.c_str());
+  const auto [on_replica, on_alone] = hits_side_by_side(g.replicas[0]->port(), g.alone->port(), 40'000);
 
   std::vector<double> delays = p.exact_ms;
   delays.insert(delays.end(), p.semantic_ms.begin(), p.semantic_ms.end());
@@ -418,7 +447,8 @@ json_line shared_tier_run(const std::string& redis_kind, const std::vector<llmga
       .add("propagation_samples", delays.size())
       .add("single_hit_p99_us", percentile(alone_hits, 0.99))
       .add("load_rps", static_cast<double>(load.outcomes.size()) / load.seconds)
-      .add("load_p99_us", percentile(load_latency, 0.99));
+      .add("load_p99_us", percentile(load_latency, 0.99))
+      .add("machine_load_1m", load_average());
 }
 
 // Polls every replica's /readyz until all say `status`: the milliseconds
@@ -454,7 +484,7 @@ std::string fault_run(double seconds, double rate, table& results) {
   load_result load;
   std::thread loader([&] {
     load = drive(g.replica_ports(), connections_per_replica, static_cast<std::size_t>(-1), rate,
-                 mixed_load(90'000'000), &stop);
+                 mixed_load(fault_load_from), &stop);
   });
   const auto third = std::chrono::duration<double>(seconds / 3);
   std::this_thread::sleep_for(third);
@@ -469,6 +499,7 @@ std::string fault_run(double seconds, double rate, table& results) {
   std::this_thread::sleep_until(restarted_at + third);
   stop = true;
   loader.join();
+  progress("shared bench (fault): %zu requests, failed: %s", load.outcomes.size(), load.failed_statuses().c_str());
 
   // What was answered fresh while Redis was away must be in it now.
   std::vector<std::string> while_away;
@@ -508,6 +539,7 @@ std::string fault_run(double seconds, double rate, table& results) {
       .add("ready_after_ms", ready_ms)
       .add("p99_us_redis_up", percentile(up, 0.99))
       .add("p99_us_redis_down", percentile(down, 0.99))
+      .add("machine_load_1m", load_average())
       .add("failed_requests", load.errors());
   return with_flag(line, "writes_caught_up", missing == 0 && !while_away.empty());
 }
@@ -539,7 +571,7 @@ void publish_lines(const table& results, const std::vector<std::string>& lines) 
 
 int main(int argc, char** argv) {
   std::size_t requests = 12'000, samples = 200;
-  double rate = 1500, fault_seconds = 15;
+  double rate = 1000, fault_seconds = 15;
   std::string only;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string option = argv[i];

@@ -257,6 +257,21 @@ BOOST_AUTO_TEST_CASE(connect_takes_the_first_endpoint_that_answers) {
   BOOST_TEST((run(io, redis.exec({"PING"})) == status_reply("PONG")));
 }
 
+BOOST_AUTO_TEST_CASE(when_the_server_in_use_is_lost_the_next_endpoint_that_answers_takes_over) {
+  if (skip_without_redis()) return;
+  redis_server first, second;
+  net::io_context io;
+  client redis(io.get_executor(), {.endpoints = {first.endpoint(), second.endpoint()}});
+  run(io, redis.connect());
+  run(io, redis.exec({"SET", "where", "first"}));
+  second.cli({"SET", "where", "second"});
+  first.kill();
+  BOOST_TEST((failure_of(io, redis.exec({"GET", "where"})).code() == errc::store_unreachable));
+  BOOST_TEST((run(io, redis.exec({"GET", "where"})) == string_reply("second")));
+  first.restart();
+  BOOST_TEST((run(io, redis.exec({"GET", "where"})) == string_reply("second")));  // no going back while it answers
+}
+
 BOOST_AUTO_TEST_CASE(an_acl_user_logs_in_and_a_wrong_password_is_a_clear_refusal) {
   if (skip_without_redis()) return;
   redis_server server({.user = "gateway", .user_password = "s3cret"});

@@ -3,7 +3,8 @@
 //
 // - connect() tries the endpoints in order and keeps the first that
 //   answers; it detects a cluster ("cluster_enabled:1" in INFO cluster) and
-//   then loads the slot map (CLUSTER SLOTS).
+//   then loads the slot map (CLUSTER SLOTS). Not a cluster: when that
+//   server is lost, the command after the failure looks again, in order.
 // - exec / exec_pipeline route by the slot of a routing key (the first
 //   argument after the command's name unless given) to the master serving
 //   it, follow MOVED (the slot's new owner at once, then the whole map
@@ -273,7 +274,15 @@ class client {
                           : commands[0].size() > 1 ? std::string_view(commands[0][1])
                                                    : std::string_view());
     node& first = route(key);
-    std::vector<reply> replies = co_await send(first, commands);
+    std::vector<reply> replies;
+    try {
+      replies = co_await send(first, commands);
+    } catch (const error& failure) {
+      // One server of several that stands for the others (not a cluster):
+      // the next command looks for the first that answers, as connect() does.
+      if (!cluster_ && failure.code() == errc::store_unreachable) home_ = nullptr;
+      throw;
+    }
     if (!cluster_) co_return replies;
     std::vector<node*> answered_by(commands.size(), &first);
     for (int hops = 0; std::any_of(replies.begin(), replies.end(), is_redirect); ++hops) {

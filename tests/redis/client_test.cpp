@@ -8,10 +8,13 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include "llmgate/redis/client.hpp"
@@ -203,6 +206,26 @@ BOOST_AUTO_TEST_CASE(a_command_past_its_timeout_fails_and_the_next_one_works_on_
   BOOST_TEST((run(io, redis.exec({"GET", "k"})) == string_reply("v")));
   BOOST_TEST(redis.statistics().reconnects == 1u);
   BOOST_TEST(redis.statistics().errors == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_cancelled_command_leaves_the_connection_and_its_late_reply_goes_to_no_one) {
+  if (skip_without_redis()) return;
+  redis_server server;
+  net::io_context io;
+  auto options = options_for(server);
+  options.connections_per_node = 1;
+  client redis(io.get_executor(), options);
+  run(io, redis.connect());
+  run(io, redis.exec({"SET", "k", "v"}));
+  const auto first = run(io, [&]() -> net::awaitable<std::variant<reply, std::monostate>> {
+    using namespace net::experimental::awaitable_operators;
+    net::steady_timer impatience(io, std::chrono::milliseconds(50));
+    auto sleep = redis.exec({"DEBUG", "SLEEP", "0.3"});
+    co_return co_await (std::move(sleep) || impatience.async_wait(net::use_awaitable));
+  }());
+  BOOST_TEST(first.index() == 1u);  // the timer won; the exec was cancelled
+  BOOST_TEST((run(io, redis.exec({"GET", "k"})) == string_reply("v")));  // not DEBUG's late +OK
+  BOOST_TEST(redis.statistics().reconnects == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(a_server_killed_gives_errors_and_restarted_serves_again) {

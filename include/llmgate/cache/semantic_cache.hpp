@@ -62,6 +62,7 @@
 #include "llmgate/cache/index_factory.hpp"  // IndexFactory, default_index_factory
 #include "llmgate/cache/key_policy.hpp"
 #include "llmgate/cache/scope.hpp"
+#include "llmgate/cache/semantic_cache_observer.hpp"  // semantic_cache_observer
 #include "llmgate/cache/threshold.hpp"
 #include "llmgate/cache/value_traits.hpp"
 #include "llmgate/cache/verifier.hpp"
@@ -124,7 +125,7 @@ struct semantic_lookup {
   std::uint32_t vetoes = 0;        ///< neighbours the threshold accepted and the verifier vetoed
   looked_up_vector request;        ///< the request's vector, on a miss or an explore
   std::string key_text;            ///< the request's key text, on a hit or an explore when the
-                                   ///< verifier learns (feedback() teaches it with the pair)
+                                   ///< verifier learns or an observer listens (feedback() passes it on)
 };
 
 /// The index default_index_factory makes (cache/index_factory.hpp).
@@ -269,6 +270,76 @@ class basic_semantic_cache {
     return insert_key(key.scope, key.text, std::move(answer), cost, &missed);
   }
 
+  /// Tells `observer` of every change the cache makes on its own from now
+  /// on (nullptr: no one); it must outlive the cache or be replaced first.
+  void observe(semantic_cache_observer<Value>* observer) {
+    std::unique_lock lock(mutex_);
+    observer_ = observer;
+  }
+
+  // What another replica's cache did, applied here (the Redis tier): the
+  // *_replica calls tell no observer. An entry is found by its scope and
+  // key text, which are the same on every replica.
+
+  /// Stores an entry another replica stored, unless the scope holds its
+  /// text already (then false). `vector` is the one it was indexed by
+  /// there: used as it is by an embedder that does not learn (the same
+  /// model makes the same vectors); a learning embedder's weights differ
+  /// between replicas, so it embeds the text itself, as it does when
+  /// `vector` is empty.
+  bool insert_replica(const cache_key& key, std::vector<float> vector, Value answer, answer_cost cost = {}) {
+    {
+      std::shared_lock lock(mutex_);
+      if (find_text(key.scope, key.text)) return false;
+    }
+    lookup_result given;
+    if constexpr (!LearningEmbedder<EmbedderT>)
+      if (!vector.empty()) given.request = looked_up_vector::of(key.text, std::move(vector));
+    insert_key(key.scope, key.text, std::move(answer), cost, given.request.values.empty() ? nullptr : &given,
+               /*replicated=*/true);
+    return true;
+  }
+
+  /// Applies another replica's verdict on the entry stored for
+  /// `stored_text` in `scope` (as feedback() does); false when this cache
+  /// does not hold it.
+  bool feedback_replica(const hash128& scope, std::string_view request_text, std::string_view stored_text,
+                        float similarity, float probability, bool correct) {
+    std::optional<entry_handle> handle;
+    std::uint64_t serial = 0;
+    {
+      std::shared_lock lock(mutex_);
+      handle = find_text(scope, stored_text);
+      if (!handle) return false;
+      serial = entries_[*handle].serial;
+    }
+    learn(scope, *handle, serial, request_text, similarity, probability, correct, false);
+    return true;
+  }
+
+  /// Removes the entry stored for `text` in `scope` (another replica
+  /// evicted it); false when this cache does not hold it.
+  bool erase_replica(const hash128& scope, std::string_view text) {
+    std::unique_lock lock(mutex_);
+    const auto handle = find_text(scope, text);
+    if (!handle) return false;
+    {
+      std::lock_guard counters(counters_mutex_);
+      eviction_.erase(*handle);
+    }
+    erase_entry(*handle);
+    return true;
+  }
+
+  /// f(scope, text, answer, cost) for every live entry, under the shared
+  /// lock (inserts wait): for copying a cache's entries into another.
+  template <class F>
+  void for_each_entry(F f) const {
+    std::shared_lock lock(mutex_);
+    for (const entry& e : entries_)
+      if (e.live) f(e.scope, std::string_view(e.text), e.answer, e.cost);
+  }
+
   /// Embeds every stored request again under the embedder's next weights
   /// if they are due and no other thread is doing so; returns whether it
   /// did. Lookups and inserts go on meanwhile. For callers that set
@@ -295,25 +366,8 @@ class basic_semantic_cache {
   /// Feedback on an entry evicted since the lookup is ignored.
   void feedback(const lookup_result& result, bool correct) {
     if (result.outcome == lookup_outcome::miss) return;
-    std::string stored;  // for a learning verifier, which learns with no lock of the cache held
-    std::uint64_t hits = 0;
-    {
-      std::unique_lock lock(mutex_);
-      auto& e = entries_[result.entry];
-      if (!e.live || e.serial != result.entry_serial) return;
-      if (!correct) {
-        e.wrong_at = std::max(e.wrong_at, result.similarity);
-        ++statistics_.wrong_reports;
-      }
-      if constexpr (LearningVerifier<Verify>) {
-        stored = e.text;
-        std::lock_guard counters(counters_mutex_);
-        hits = e.hits;
-      }
-    }
-    threshold_.record(result.scope, result.entry, result.probability, correct);
-    if constexpr (LearningVerifier<Verify>)
-      verifier_.learn(result.scope, result.key_text, {stored, result.similarity, hits}, correct);
+    learn(result.scope, result.entry, result.entry_serial, result.key_text, result.similarity, result.probability,
+          correct, true);
   }
 
   semantic_cache_statistics statistics() const {
@@ -341,28 +395,14 @@ class basic_semantic_cache {
   [[nodiscard]] std::error_code save(const std::filesystem::path& path) const
     requires persistent
   {
-    store::snapshot_writer out(file_kind, file_version);
-    std::shared_lock lock(mutex_);
-    std::lock_guard counters(counters_mutex_);
-    if constexpr (PersistentEmbedder<EmbedderT>) embedder_.save_to(out);
-    if constexpr (PersistentThreshold<Threshold>) threshold_.save_to(out);
-    out.write(static_cast<std::uint8_t>(PersistentVerifier<Verify>));
-    if constexpr (PersistentVerifier<Verify>) verifier_.save_to(out);
-    save_statistics(out);
-    out.write(serials_);
-    out.write(static_cast<std::uint64_t>(entries_.size()));
-    for (const entry& e : entries_) save_entry(out, e);
-    out.write_array(std::span<const entry_handle>(free_handles_));
-    const std::vector<entry_handle> oldest_first = eviction_order();
-    out.write(static_cast<std::uint64_t>(oldest_first.size()));
-    out.write_array(std::span<const entry_handle>(oldest_first));
-    out.write(static_cast<std::uint64_t>(indexes_.size()));
-    for (const auto& [scope, index] : indexes_) {
-      out.write(scope.low);
-      out.write(scope.high);
-      index->save_to(out);
-    }
-    return out.commit(path);
+    return snapshot().commit(path);
+  }
+
+  /// What save() writes, as bytes (the Redis tier keeps it in Redis).
+  std::string save_bytes() const
+    requires persistent
+  {
+    return snapshot().seal();
   }
 
   /// Reads a cache that save() wrote. The policies passed in are used with
@@ -387,12 +427,55 @@ class basic_semantic_cache {
                                 std::move(key), std::move(eviction), std::move(indexes));
   }
 
+  /// Reads a cache that save_bytes() wrote, as load() reads a file;
+  /// `source` names where the bytes came from in an error's message.
+  static basic_semantic_cache load_bytes(std::string bytes, const std::string& source,
+                                         semantic_cache_options options = {}, EmbedderT embedder = EmbedderT(),
+                                         Threshold threshold = Threshold(), Verify verifier = Verify(),
+                                         Key key = Key(), Eviction eviction = Eviction(), Indexes indexes = Indexes())
+    requires persistent
+  {
+    std::error_code ec;
+    store::snapshot_reader in(std::move(bytes), file_kind, file_version, ec);
+    if (ec) throw load_error(source, ec);
+    return basic_semantic_cache(in, source, options, std::move(embedder), std::move(threshold), std::move(verifier),
+                                std::move(key), std::move(eviction), std::move(indexes));
+  }
+
   const Threshold& threshold_policy() const noexcept { return threshold_; }
   const Verify& verifier() const noexcept { return verifier_; }
   const EmbedderT& embedder() const noexcept { return embedder_; }
   const Indexes& index_factory() const noexcept { return index_factory_; }
 
  private:
+  // save() and save_bytes(): the whole cache, in file order.
+  store::snapshot_writer snapshot() const
+    requires persistent
+  {
+    store::snapshot_writer out(file_kind, file_version);
+    std::shared_lock lock(mutex_);
+    std::lock_guard counters(counters_mutex_);
+    if constexpr (PersistentEmbedder<EmbedderT>) embedder_.save_to(out);
+    if constexpr (PersistentThreshold<Threshold>) threshold_.save_to(out);
+    out.write(static_cast<std::uint8_t>(PersistentVerifier<Verify>));
+    if constexpr (PersistentVerifier<Verify>) verifier_.save_to(out);
+    save_statistics(out);
+    out.write(serials_);
+    out.write(static_cast<std::uint64_t>(entries_.size()));
+    for (const entry& e : entries_) save_entry(out, e);
+    out.write_array(std::span<const entry_handle>(free_handles_));
+    const std::vector<entry_handle> oldest_first = eviction_order();
+    out.write(static_cast<std::uint64_t>(oldest_first.size()));
+    out.write_array(std::span<const entry_handle>(oldest_first));
+    out.write(static_cast<std::uint64_t>(indexes_.size()));
+    for (const auto& [scope, index] : indexes_) {
+      out.write(scope.low);
+      out.write(scope.high);
+      index->save_to(out);
+    }
+    return out;
+  }
+
   // Reads the rest of a verified snapshot, in file order: the embedder
   // first (it is a member), then everything else.
   basic_semantic_cache(store::snapshot_reader& in, const std::filesystem::path& path, semantic_cache_options options,
@@ -420,6 +503,8 @@ class basic_semantic_cache {
     if (const auto problem = load_eviction_order(in)) throw load_error(path, problem);
     if (const auto problem = load_indexes(in)) throw load_error(path, problem);
     if (const auto finished = in.finish()) throw load_error(path, finished);
+    for (entry_handle handle = 0; handle < entries_.size(); ++handle)
+      if (const entry& e = entries_[handle]; e.live) texts_[text_key_of(e.scope, e.text)] = handle;
     drop_entries_without_lifetime();
   }
 
@@ -444,6 +529,55 @@ class basic_semantic_cache {
   };
 
   using index_map = boost::unordered_flat_map<hash128, std::unique_ptr<Index>, hash128_hasher>;
+
+  // An entry's scope and key text, hashed: how replicas name one entry.
+  struct text_key {
+    hash128 scope;
+    std::uint64_t text;
+    friend bool operator==(const text_key&, const text_key&) = default;
+  };
+  struct text_key_hasher {
+    std::size_t operator()(const text_key& k) const noexcept { return hash128_hasher{}(k.scope) ^ k.text; }
+  };
+  static text_key text_key_of(const hash128& scope, std::string_view text) {
+    return {scope, looked_up_vector::hash_of(text)};
+  }
+
+  // Under either lock: the live entry stored for `text` in `scope`.
+  std::optional<entry_handle> find_text(const hash128& scope, std::string_view text) const {
+    const auto named = texts_.find(text_key_of(scope, text));
+    if (named == texts_.end()) return std::nullopt;
+    const entry& e = entries_[named->second];
+    if (!e.live || e.scope != scope || e.text != text) return std::nullopt;
+    return named->second;
+  }
+
+  // A verdict on the entry `handle` (still the one of `serial`): a wrong
+  // one stops it serving at `similarity` or below; both teach the
+  // threshold policy and a learning verifier; `tell` passes it on to the
+  // observer (feedback(), not feedback_replica()).
+  void learn(const hash128& scope, entry_handle handle, std::uint64_t serial, std::string_view request_text,
+             float similarity, float probability, bool correct, bool tell) {
+    std::string stored;  // for a learning verifier, which learns with no lock of the cache held
+    std::uint64_t hits = 0;
+    {
+      std::unique_lock lock(mutex_);
+      auto& e = entries_[handle];
+      if (!e.live || e.serial != serial) return;
+      if (!correct) {
+        e.wrong_at = std::max(e.wrong_at, similarity);
+        ++statistics_.wrong_reports;
+      }
+      if (tell && observer_) observer_->told(scope, request_text, e.text, similarity, probability, correct);
+      if constexpr (LearningVerifier<Verify>) {
+        stored = e.text;
+        std::lock_guard counters(counters_mutex_);
+        hits = e.hits;
+      }
+    }
+    threshold_.record(scope, handle, probability, correct);
+    if constexpr (LearningVerifier<Verify>) verifier_.learn(scope, request_text, {stored, similarity, hits}, correct);
+  }
   static constexpr store::kind_tag file_kind{'S', 'E', 'M', 'C'};
   static constexpr std::uint32_t file_version = 2;  // 2: what the verifier learned
 
@@ -482,7 +616,7 @@ class basic_semantic_cache {
           result.probability = c.probability;
           result.entry = c.handle;
           result.entry_serial = e.serial;
-          if constexpr (LearningVerifier<Verify>) result.key_text = text;
+          if (LearningVerifier<Verify> || observer_) result.key_text = text;
           break;
         }
       }
@@ -559,7 +693,7 @@ class basic_semantic_cache {
   // under the current weights, else embedded before the lock is taken; only
   // weights published in between make the insert embed under the lock.
   entry_handle insert_key(const hash128& scope, std::string_view text, Value answer, answer_cost cost,
-                          lookup_result* missed = nullptr) {
+                          lookup_result* missed = nullptr, bool replicated = false) {
     looked_up_vector vector;
     if (missed) vector = std::move(missed->request);
     if (!current(vector, text)) vector = embed(text);
@@ -570,13 +704,13 @@ class basic_semantic_cache {
         std::unique_lock lock(mutex_);
         embedder_.observe(text);
         if (options_.refresh_in_insert) next = claim_refresh();
-        handle = store(scope, text, std::move(answer), cost, std::move(vector));
+        handle = store(scope, text, std::move(answer), cost, std::move(vector), replicated);
       }
       if (next) reembed_under(std::move(*next));
       return handle;
     } else {
       std::unique_lock lock(mutex_);
-      return store(scope, text, std::move(answer), cost, std::move(vector));
+      return store(scope, text, std::move(answer), cost, std::move(vector), replicated);
     }
   }
 
@@ -592,7 +726,7 @@ class basic_semantic_cache {
 
   // Under the exclusive lock: makes room, stores the entry, indexes it.
   entry_handle store(const hash128& scope, std::string_view text, Value answer, answer_cost cost,
-                     looked_up_vector vector) {
+                     looked_up_vector vector, bool replicated) {
     while (live_entries_ >= options_.max_entries && evict_one()) {}
     entry_handle handle;
     if (free_handles_.empty()) {
@@ -606,12 +740,17 @@ class basic_semantic_cache {
     e = entry{scope, std::string(text), std::move(answer), cost, -1.0f, ++serials_, 0, true};
     ++live_entries_;
     if (!current(vector, text)) vector = embed(text);  // new weights since the caller's embed()
-    if (vector.values.size() == embedder_.dimension()) add_vector(indexes_, scope, handle, vector.values);
+    const bool indexed = vector.values.size() == embedder_.dimension();
+    if (indexed) add_vector(indexes_, scope, handle, vector.values);
+    texts_[text_key_of(scope, text)] = handle;
     {
       std::lock_guard counters(counters_mutex_);
       ++statistics_.insertions;
       eviction_.insert(handle, entry_info{text.size() + sizeof(entry), cost.usd, 0});
     }
+    if (observer_ && !replicated)
+      observer_->inserted(scope, text, indexed ? std::span<const float>(vector.values) : std::span<const float>(),
+                          e.answer, cost);
     return handle;
   }
 
@@ -710,6 +849,7 @@ class basic_semantic_cache {
       if (!victim) return false;
       ++statistics_.evictions;
     }
+    if (observer_) observer_->evicted(entries_[*victim].scope, entries_[*victim].text);
     erase_entry(*victim);
     return true;
   }
@@ -718,6 +858,8 @@ class basic_semantic_cache {
   void erase_entry(entry_handle handle) {
     entry& e = entries_[handle];
     if (const auto index = indexes_.find(e.scope); index != indexes_.end()) index->second->remove(handle);
+    if (const auto named = texts_.find(text_key_of(e.scope, e.text)); named != texts_.end() && named->second == handle)
+      texts_.erase(named);
     threshold_.forget(handle);
     e = entry{};
     free_handles_.push_back(handle);
@@ -855,6 +997,8 @@ class basic_semantic_cache {
   std::size_t live_entries_ = 0;
   std::uint64_t serials_ = 0;
   index_map indexes_;
+  boost::unordered_flat_map<text_key, entry_handle, text_key_hasher> texts_;  // what the *_replica calls find by
+  semantic_cache_observer<Value>* observer_ = nullptr;
   bool reembedding_ = false;  // one re-embedding at a time
 
   mutable std::mutex counters_mutex_;  // statistics and the eviction policy, touched by lookups

@@ -37,6 +37,13 @@
 //                        "hnsw": {"m": 32, "ef_construction": 200, "ef_search": 12},
 //                        "verifier": "default"},   // or "none", or a weights file
 //     "snapshot": {"directory": "/var/lib/llmgate"},   // caches saved on shutdown, loaded on start
+//     "shared":   {"redis": {"endpoints": ["127.0.0.1:6379"],          // several seeds for a cluster
+//                            "user": "llmgate", "password_env": "LLMGATE_REDIS_PASSWORD",  // or "password"
+//                            "database": 0, "tls": {"ca_file": "ca.pem", "cert_file": "", "key_file": "",
+//                                                   "server_name": "", "verify": true},
+//                            "connect_timeout_ms": 1000, "command_timeout_ms": 1000, "connections": 2},
+//                  "prefix": "llmgate", "replica": "gw-1", "exact": true, "semantic": true,
+//                  "read_timeout_ms": 20, "max_queued_writes": 10000, "snapshot_interval_s": 60},
 //     "prompt_schemas": ["prompts/support.xml"],      // PML schemas that requests may import
 //     "log":      {"requests": true}
 //   }
@@ -56,7 +63,19 @@
 //   to 65536. hnsw.m 2 to 128, ef_construction and ef_search 1 to 4096.
 //   snapshot.directory a directory (created at the first save when absent).
 //   prompt_schemas[] non-empty paths of PML schema files, each read and
-//   validated at start (server/prompt_schemas.hpp).
+//   validated at start (server/prompt_schemas.hpp). shared.redis.endpoints
+//   one or more "host:port"; database 0 to 15 (a cluster has only 0);
+//   connect_timeout_ms and command_timeout_ms 1 to 600000; connections 1
+//   to 64; shared.prefix non-empty, without '{' or '}'; read_timeout_ms 1
+//   to 10000; max_queued_writes 1 to 10000000; snapshot_interval_s 0 (never)
+//   to 86400.
+//
+// shared: the cache tier that several gateway processes share through
+// Redis or Redis Cluster (server/shared_tier.hpp; llmgate/redis/). A
+// gateway built without it (a program that gives no gateway_parts::shared)
+// refuses a config that has it. "replica" names this process in what it
+// writes (default: host name and process id); "exact" keeps exact answers
+// in Redis, "semantic" copies each semantic cache change to the others.
 //
 // backends: kind "openai" is any OpenAI-compatible server (base_url
 // required), "anthropic" the Messages API (optional "version",
@@ -152,6 +171,7 @@
 #include <string>        // std::string
 #include <string_view>   // std::string_view
 #include <type_traits>   // std::is_integral_v
+#include <utility>       // std::pair
 #include <vector>        // std::vector
 
 #include <boost/asio/ip/address.hpp>  // boost::asio::ip::make_address (listen.address is checked)
@@ -235,6 +255,31 @@ struct embedder_config {
   std::uint64_t dimension = 384;  ///< floats per vector; openai: the model's, which must be given
 };
 
+/// The "shared" section: the Redis (or Redis Cluster) the replicas share.
+struct shared_redis_config {
+  std::vector<std::string> endpoints = {"127.0.0.1:6379"};  ///< "host:port", seeds of a cluster
+  std::string user = {};      ///< an ACL user; "" : the default user
+  std::string password = {};  ///< from password_env or password; "" : no AUTH; never logged
+  unsigned database = 0;
+  bool tls = false;           ///< set by a "tls" object
+  std::string tls_ca_file = {}, tls_cert_file = {}, tls_key_file = {}, tls_server_name = {};
+  bool tls_verify = true;
+  unsigned connect_timeout_ms = 1000;
+  unsigned command_timeout_ms = 1000;  ///< the background work's commands (writes, stream reads)
+  unsigned connections = 2;            ///< per Redis node
+};
+
+struct shared_config {
+  shared_redis_config redis = {};
+  std::string prefix = "llmgate";  ///< of every key the tier writes
+  std::string replica = {};        ///< "" : host name and process id
+  bool exact = true;
+  bool semantic = true;
+  unsigned read_timeout_ms = 20;   ///< the longest a request waits for the exact tier's answer
+  std::uint64_t max_queued_writes = 10'000;
+  unsigned snapshot_interval_s = 60;
+};
+
 struct tenant_config {
   std::string name;
   std::string api_key;  ///< from api_key_env or api_key; never logged
@@ -272,6 +317,7 @@ struct gateway_config {
   std::string semantic_verifier = "default";  ///< "default", "none" or a weights file
 
   std::optional<std::filesystem::path> snapshot_directory = {};
+  std::optional<shared_config> shared = {};  ///< the tier shared with other replicas, when configured
   std::vector<std::filesystem::path> prompt_schemas = {};  ///< PML schema files, read at start
   bool log_requests = true;
 
@@ -430,6 +476,23 @@ inline void check_url(std::string_view path, std::string_view url) {
 // checks them before narrowing, check() for a config built in C++.
 inline constexpr unsigned max_threads = 1024;
 inline constexpr unsigned max_retries = 10;
+
+/// "host:port" (an IPv6 host in brackets: "[::1]:6379") split in two, or
+/// nothing when it is not of that form.
+inline std::optional<std::pair<std::string, std::uint16_t>> host_and_port(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+  std::string_view host = text.substr(0, colon);
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') return std::nullopt;
+    host = host.substr(1, host.size() - 2);
+  }
+  unsigned port = 0;
+  const std::string_view digits = text.substr(colon + 1);
+  const auto [end, problem] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  if (problem != std::errc{} || end != digits.data() + digits.size() || port == 0 || port > 65535) return std::nullopt;
+  return std::pair<std::string, std::uint16_t>(std::string(host), static_cast<std::uint16_t>(port));
+}
 
 // Reading one section's fields by type; each refusal names "<where>.<key>".
 // Ranges are check()'s.
@@ -761,6 +824,35 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
   for (std::size_t i = 0; i < prompt_schemas.size(); ++i)
     if (prompt_schemas[i].empty()) refuse("prompt_schemas[" + std::to_string(i) + "]", "must be a non-empty path");
 
+  if (shared) {
+    const auto& redis = shared->redis;
+    if (redis.endpoints.empty()) refuse("shared.redis.endpoints", "must list at least one \"host:port\"");
+    for (std::size_t i = 0; i < redis.endpoints.size(); ++i)
+      if (!detail::host_and_port(redis.endpoints[i]))
+        refuse("shared.redis.endpoints[" + std::to_string(i) + "]",
+               "must be \"host:port\" (not \"" + redis.endpoints[i] + "\")");
+    within<std::uint64_t>("shared.redis.database", redis.database, 0, 15);
+    within<std::uint64_t>("shared.redis.connect_timeout_ms", redis.connect_timeout_ms, 1, 600'000);
+    within<std::uint64_t>("shared.redis.command_timeout_ms", redis.command_timeout_ms, 1, 600'000);
+    within<std::uint64_t>("shared.redis.connections", redis.connections, 1, 64);
+    if (!redis.tls && (!redis.tls_ca_file.empty() || !redis.tls_cert_file.empty() || !redis.tls_key_file.empty()))
+      refuse("shared.redis.tls", "must be given for its files to be used");
+    for (const auto& [field, file] : {std::pair{"ca_file", &redis.tls_ca_file}, {"cert_file", &redis.tls_cert_file},
+                                      {"key_file", &redis.tls_key_file}})
+      if (!file->empty() && !std::filesystem::is_regular_file(*file))
+        refuse(std::string("shared.redis.tls.") + field, "names no file at '" + *file + "'");
+    if (redis.tls_cert_file.empty() != redis.tls_key_file.empty())
+      refuse("shared.redis.tls", "needs both cert_file and key_file, or neither");
+    if (shared->prefix.empty() || shared->prefix.find_first_of("{}") != std::string::npos)
+      refuse("shared.prefix", "must be non-empty and hold no '{' or '}' (they mark Redis Cluster hash tags)");
+    within<std::uint64_t>("shared.read_timeout_ms", shared->read_timeout_ms, 1, 10'000);
+    within<std::uint64_t>("shared.max_queued_writes", shared->max_queued_writes, 1, 10'000'000);
+    within<std::uint64_t>("shared.snapshot_interval_s", shared->snapshot_interval_s, 0, 86'400);
+    if (!shared->exact && !shared->semantic) refuse("shared", "shares nothing: exact and semantic are both false");
+    if (shared->exact && !exact_cache) refuse("shared.exact", "needs exact_cache.enabled (the shared tier is its second level)");
+    if (shared->semantic && !semantic_cache) refuse("shared.semantic", "needs semantic_cache.enabled");
+  }
+
   if (snapshot_directory) {
     if (snapshot_directory->empty()) refuse("snapshot.directory", "must be a non-empty path");
     std::error_code ec;
@@ -778,7 +870,7 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   const auto& root = read::object_at(value, "the file");
   only_known_keys(root, "", {"listen", "limits", "backends", "models", "router", "tenants", "admin",
                              "exact_cache", "semantic_cache", "snapshot", "log", "fallback_order", "prices", "embedder",
-                             "prompt_schemas"});
+                             "prompt_schemas", "shared"});
 
   if (const auto* listen = read::object(root, "listen", "")) {
     only_known_keys(*listen, "listen", {"address", "port", "threads"});
@@ -980,6 +1072,50 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
     const std::string directory = read::string(*snapshot, "directory", "snapshot");
     if (directory.empty()) refuse("snapshot.directory", "must be a non-empty path");
     config.snapshot_directory = directory;
+  }
+  if (const auto* shared = read::object(root, "shared", "")) {
+    only_known_keys(*shared, "shared", {"redis", "prefix", "replica", "exact", "semantic", "read_timeout_ms",
+                                        "max_queued_writes", "snapshot_interval_s"});
+    shared_config s;
+    if (const auto* redis = read::object(*shared, "redis", "shared")) {
+      const std::string where = "shared.redis";
+      only_known_keys(*redis, where, {"endpoints", "user", "password", "password_env", "database", "tls",
+                                      "connect_timeout_ms", "command_timeout_ms", "connections"});
+      auto& r = s.redis;
+      if (redis->contains("endpoints")) r.endpoints = read::strings(*redis, "endpoints", where);
+      r.user = read::string(*redis, "user", where);
+      if (const std::string variable = read::string(*redis, "password_env", where); !variable.empty()) {
+        const char* value = std::getenv(variable.c_str());
+        if (!value || !*value) refuse(where + ".password_env", "names " + variable + ", which is not set");
+        r.password = value;
+      } else {
+        r.password = read::string(*redis, "password", where);
+      }
+      r.database = read::narrow_count<unsigned>(*redis, "database", where, r.database, 0, 15);
+      if (const auto* tls = read::object(*redis, "tls", where)) {
+        only_known_keys(*tls, where + ".tls", {"ca_file", "cert_file", "key_file", "server_name", "verify"});
+        r.tls = true;
+        r.tls_ca_file = read::string(*tls, "ca_file", where + ".tls");
+        r.tls_cert_file = read::string(*tls, "cert_file", where + ".tls");
+        r.tls_key_file = read::string(*tls, "key_file", where + ".tls");
+        r.tls_server_name = read::string(*tls, "server_name", where + ".tls");
+        r.tls_verify = read::flag(*tls, "verify", where + ".tls", r.tls_verify);
+      }
+      r.connect_timeout_ms =
+          read::narrow_count<unsigned>(*redis, "connect_timeout_ms", where, r.connect_timeout_ms, 1, 600'000);
+      r.command_timeout_ms =
+          read::narrow_count<unsigned>(*redis, "command_timeout_ms", where, r.command_timeout_ms, 1, 600'000);
+      r.connections = read::narrow_count<unsigned>(*redis, "connections", where, r.connections, 1, 64);
+    }
+    s.prefix = read::string(*shared, "prefix", "shared", s.prefix);
+    s.replica = read::string(*shared, "replica", "shared");
+    s.exact = read::flag(*shared, "exact", "shared", s.exact);
+    s.semantic = read::flag(*shared, "semantic", "shared", s.semantic);
+    s.read_timeout_ms = read::narrow_count<unsigned>(*shared, "read_timeout_ms", "shared", s.read_timeout_ms, 1, 10'000);
+    s.max_queued_writes = read::count(*shared, "max_queued_writes", "shared", s.max_queued_writes);
+    s.snapshot_interval_s =
+        read::narrow_count<unsigned>(*shared, "snapshot_interval_s", "shared", s.snapshot_interval_s, 0, 86'400);
+    config.shared = std::move(s);
   }
   if (const auto* schemas = root.if_contains("prompt_schemas"); schemas && !schemas->is_null()) {
     if (!schemas->is_array()) refuse("prompt_schemas", "must be a list of PML schema files");

@@ -82,6 +82,12 @@ class gateway_semantic_cache {
     return visit([&](const auto& cache) { return cache.save(path); });
   }
 
+  /// Tells `observer` of every change the cache makes on its own (the
+  /// shared tier); nullptr: no one.
+  void observe(semantic_cache_observer<cached_answer>* observer) {
+    visit([&](auto& cache) { cache.observe(observer); });
+  }
+
   /// Whether its embedder learns, so that a refresher thread has work.
   bool learns() const noexcept { return hashing() != nullptr; }
   /// Applies the embedder's new weights when they are due (hashing only).

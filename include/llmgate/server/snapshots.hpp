@@ -73,6 +73,25 @@ class gateway_caches {
     saved("semantic", semantic_.save(path_of(semantic_file())), semantic_.size());
   }
 
+  /// Replaces the semantic cache with the one `bytes` hold (what
+  /// save_bytes() made on another replica; the shared tier keeps it in
+  /// Redis), under this config's policies. Only before the gateway serves:
+  /// the pipelines hold the cache by reference. Throws llmgate::error
+  /// naming `source` when the bytes are not such a cache.
+  void adopt_semantic_snapshot(std::string bytes, const std::string& source) {
+    if (semantic_.hashing()) {
+      auto loaded = load_bytes_as<gateway_hashing_cache>(std::move(bytes), source, [&] {
+        return hashing_embedder({.dimension = config_.embedder.dimension});
+      });
+      semantic_ = gateway_semantic_cache(std::move(loaded));
+    } else {
+      auto loaded = load_bytes_as<gateway_remote_cache>(std::move(bytes), source,
+                                                        [&] { return external_embedder(config_.embedder.dimension); });
+      semantic_ = gateway_semantic_cache(std::move(loaded));
+    }
+    log_.event("snapshot_loaded", {{"cache", "semantic"}, {"from", source}, {"entries", semantic_.size()}});
+  }
+
   /// Re-embeds the semantic cache under new weights whenever they are
   /// due, checking a few times a second, until `stop`: on the caller's
   /// thread, so that re-embedding every stored request (scripts/bench
@@ -186,6 +205,13 @@ class gateway_caches {
         [&] {
           return Cache(semantic_options(), embedder(), threshold(), verifies, {}, semantic_eviction(), graphs());
         });
+  }
+
+  template <class Cache, class MakeEmbedder>
+  std::unique_ptr<Cache> load_bytes_as(std::string bytes, const std::string& source, MakeEmbedder embedder) {
+    return std::unique_ptr<Cache>(new Cache(Cache::load_bytes(std::move(bytes), source, semantic_options(), embedder(),
+                                                              threshold(), verifier(), {}, semantic_eviction(),
+                                                              graphs())));
   }
 
   const gateway_config& config_;

@@ -22,6 +22,7 @@
 #include <span>          // std::span
 #include <string>        // std::string
 #include <string_view>   // std::string_view
+#include <utility>       // std::move
 #include <system_error>  // std::error_code
 
 #include <boost/crc.hpp>  // boost::crc_32_type
@@ -150,14 +151,27 @@ class snapshot_writer {
 
   /// Seals the snapshot and replaces `path` with it (write, fsync, rename).
   [[nodiscard]] std::error_code commit(const std::filesystem::path& path) {
+    seal_in_place();
+    return detail::replace_file(path, bytes_);
+  }
+
+  /// Seals the snapshot and hands over its bytes, exactly as commit()
+  /// would write them: for a snapshot kept elsewhere than a file (the
+  /// Redis tier's values and messages). The writer is empty afterwards.
+  std::string seal() && {
+    seal_in_place();
+    return std::move(bytes_);
+  }
+
+ private:
+  // Fills in the payload size and appends the checksum.
+  void seal_in_place() {
     const auto payload = static_cast<std::uint64_t>(bytes_.size() - detail::header_size);
     const auto raw = detail::to_little_endian(payload);
     std::memcpy(bytes_.data() + detail::header_size - 8, &raw, 8);
     write(detail::crc32(bytes_.data(), bytes_.size()));
-    return detail::replace_file(path, bytes_);
   }
 
- private:
   std::string bytes_;
 };
 
@@ -170,7 +184,15 @@ class snapshot_reader {
   /// Opens `path` and verifies it; on failure `ec` says why and the reader is empty.
   snapshot_reader(const std::filesystem::path& path, kind_tag kind, std::uint32_t newest_version,
                   std::error_code& ec) {
-    ec = load(path, kind, newest_version);
+    ec = read_file(path);
+    if (!ec) ec = verify(kind, newest_version);
+  }
+
+  /// Verifies `bytes` (what snapshot_writer::seal() made) as the file
+  /// constructor verifies a file's; on failure `ec` says why.
+  snapshot_reader(std::string bytes, kind_tag kind, std::uint32_t newest_version, std::error_code& ec)
+      : bytes_(std::move(bytes)) {
+    ec = verify(kind, newest_version);
   }
 
   std::uint32_t kind_version() const noexcept { return kind_version_; }
@@ -214,11 +236,15 @@ class snapshot_reader {
   }
 
  private:
-  std::error_code load(const std::filesystem::path& path, kind_tag kind, std::uint32_t newest) {
+  std::error_code read_file(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return make_error_code(errc::io_failure);
     bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     if (in.bad()) return make_error_code(errc::io_failure);
+    return {};
+  }
+
+  std::error_code verify(kind_tag kind, std::uint32_t newest) {
 
     const std::size_t magic_bytes = std::min(bytes_.size(), detail::magic.size());
     if (bytes_.compare(0, magic_bytes, detail::magic.data(), magic_bytes) != 0)

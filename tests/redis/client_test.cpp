@@ -576,6 +576,9 @@ BOOST_AUTO_TEST_CASE(a_cluster_routes_each_key_to_its_master_and_follows_moved_a
   // A pipeline on one slot, by hash tag.
   const auto tagged = run(io, redis.exec_pipeline({{"SET", "{user7}:a", "1"}, {"INCR", "{user7}:a"}, {"GET", "{user7}:a"}}));
   BOOST_TEST((tagged[2] == string_reply("2")));
+  // The routing key is copied when the awaitable is made: its string may go first.
+  auto later = redis.exec_pipeline({{"GET", "{user7}:a"}}, std::string("{user7}") + ":b");
+  BOOST_TEST((run(io, std::move(later)).front() == string_reply("2")));
 
   // The slot moves behind the client's back: MOVED, then the new map.
   const std::string key = "key7";

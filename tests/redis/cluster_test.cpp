@@ -7,26 +7,26 @@
 // value it wrote.
 #include <boost/test/unit_test.hpp>
 
-#include <atomic>   // std::atomic
-#include <chrono>   // std::chrono::seconds, milliseconds
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint16_t, std::uint64_t
-#include <future>   // std::future
+#include <atomic>     // std::atomic
+#include <chrono>     // std::chrono::seconds, milliseconds
+#include <cstddef>    // std::size_t
+#include <cstdint>    // std::uint16_t
+#include <future>     // std::future
 #include <stdexcept>  // std::runtime_error
-#include <string>   // std::string, std::to_string
-#include <thread>   // std::jthread, std::this_thread::sleep_for
-#include <utility>  // std::move
-#include <vector>   // std::vector
+#include <string>     // std::string, std::to_string
+#include <thread>     // std::jthread, std::this_thread::sleep_for
+#include <utility>    // std::move
+#include <vector>     // std::vector
 
-#include <boost/asio/co_spawn.hpp>               // net::co_spawn
-#include <boost/asio/executor_work_guard.hpp>    // net::make_work_guard
-#include <boost/asio/io_context.hpp>             // net::io_context
-#include <boost/asio/post.hpp>                   // net::post
-#include <boost/asio/use_future.hpp>             // net::use_future
+#include <boost/asio/co_spawn.hpp>             // net::co_spawn
+#include <boost/asio/executor_work_guard.hpp>  // net::make_work_guard
+#include <boost/asio/io_context.hpp>           // net::io_context
+#include <boost/asio/post.hpp>                 // net::post
+#include <boost/asio/use_future.hpp>           // net::use_future
 
-#include "llmgate/redis/client.hpp"
-#include "llmgate/redis/cluster_slots.hpp"
-#include "redis_cluster.hpp"
+#include "llmgate/redis/client.hpp"         // client, client_options, client_statistics
+#include "llmgate/redis/cluster_slots.hpp"  // key_slot
+#include "redis_cluster.hpp"                // redis_cluster, key_in_slot, skip_without_redis
 
 using namespace std::chrono_literals;
 using llmgate::redis::client;

@@ -3,9 +3,8 @@
 // sharing a hash tag share a node; for one command or a pipeline, it
 // follows MOVED once a slot has moved (and then asks the new master
 // directly) and ASK while a slot is half moved (without taking ASK for a
-// new map); and a load of SET/GET from
-// many coroutines while a slot migrates sees no error and reads back every
-// value it wrote.
+// new map); and a load of SET/GET from many coroutines while a slot
+// migrates sees no error and reads back every value it wrote.
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>     // std::atomic

@@ -23,8 +23,8 @@
 
 #include "llmgate/redis/client.hpp"
 #include "llmgate/redis/resp_reader.hpp"
-#include "redis/redis_cluster.hpp"
-#include "redis/redis_server.hpp"
+#include "redis_cluster.hpp"
+#include "redis_server.hpp"
 
 namespace llmgate::redis {
 namespace {

@@ -39,8 +39,8 @@
 #include <vector>        // std::vector
 
 #include "llmgate/redis/reply.hpp"  // redis::endpoint
-#include "skip_test.hpp"             // skip_test
-#include "temporary_directory.hpp"   // temporary_directory
+#include "../skip_test.hpp"          // skip_test
+#include "../temporary_directory.hpp"  // temporary_directory
 
 extern char** environ;
 

@@ -18,7 +18,7 @@
 #include <boost/asio/use_future.hpp>
 
 #include "llmgate/redis/client.hpp"
-#include "redis/redis_server.hpp"
+#include "redis_server.hpp"
 
 namespace llmgate::redis {
 namespace {

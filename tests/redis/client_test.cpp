@@ -8,18 +8,28 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_future.hpp>
+#include <boost/asio/write.hpp>
 
 #include "llmgate/redis/client.hpp"
-#include "redis/redis_cluster.hpp"
-#include "redis/redis_server.hpp"
+#include "llmgate/redis/resp_reader.hpp"
+#include "redis_cluster.hpp"
+#include "redis_server.hpp"
 
 namespace llmgate::redis {
 namespace {
+
+using namespace std::string_literals;
 
 using llmgate::test::redis_server;
 using llmgate::test::redis_server_options;
@@ -53,6 +63,32 @@ client_options options_for(const redis_server& server) {
 }
 
 std::string name_of(const redis_server& server) { return "redis 127.0.0.1:" + std::to_string(server.port()) + ": "; }
+
+// A TCP server on 127.0.0.1 that reads what a client sends first and
+// answers `answer` (or nothing at all when it is empty), then keeps the
+// connection open: a server that breaks the protocol, or never answers.
+class scripted_server {
+ public:
+  scripted_server(net::io_context& io, std::string answer)
+      : acceptor_(io, {net::ip::make_address("127.0.0.1"), 0}) {
+    net::co_spawn(io, serve(acceptor_, std::move(answer)), net::detached);
+  }
+  endpoint where() const { return {"127.0.0.1", acceptor_.local_endpoint().port()}; }
+
+ private:
+  static net::awaitable<void> serve(net::ip::tcp::acceptor& acceptor, std::string answer) {
+    std::vector<net::ip::tcp::socket> kept;
+    for (;;) {
+      auto [accept_code, socket] = co_await acceptor.async_accept(net::as_tuple(net::use_awaitable));
+      if (accept_code) co_return;  // the server is gone
+      char first[4096];
+      co_await socket.async_read_some(net::buffer(first), net::as_tuple(net::use_awaitable));
+      if (!answer.empty()) co_await net::async_write(socket, net::buffer(answer), net::as_tuple(net::use_awaitable));
+      kept.push_back(std::move(socket));
+    }
+  }
+  net::ip::tcp::acceptor acceptor_;
+};
 
 reply string_reply(std::string text) { return {.kind = reply_kind::string, .text = std::move(text)}; }
 reply status_reply(std::string text) { return {.kind = reply_kind::status, .text = std::move(text)}; }
@@ -205,6 +241,26 @@ BOOST_AUTO_TEST_CASE(a_command_past_its_timeout_fails_and_the_next_one_works_on_
   BOOST_TEST(redis.statistics().errors == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(a_cancelled_command_leaves_the_connection_and_its_late_reply_goes_to_no_one) {
+  if (skip_without_redis()) return;
+  redis_server server;
+  net::io_context io;
+  auto options = options_for(server);
+  options.connections_per_node = 1;
+  client redis(io.get_executor(), options);
+  run(io, redis.connect());
+  run(io, redis.exec({"SET", "k", "v"}));
+  const auto first = run(io, [&]() -> net::awaitable<std::variant<reply, std::monostate>> {
+    using namespace net::experimental::awaitable_operators;
+    net::steady_timer impatience(io, std::chrono::milliseconds(50));
+    auto sleep = redis.exec({"DEBUG", "SLEEP", "0.3"});
+    co_return co_await (std::move(sleep) || impatience.async_wait(net::use_awaitable));
+  }());
+  BOOST_TEST(first.index() == 1u);  // the timer won; the exec was cancelled
+  BOOST_TEST((run(io, redis.exec({"GET", "k"})) == string_reply("v")));  // not DEBUG's late +OK
+  BOOST_TEST(redis.statistics().reconnects == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(a_server_killed_gives_errors_and_restarted_serves_again) {
   if (skip_without_redis()) return;
   redis_server server;
@@ -243,6 +299,69 @@ BOOST_AUTO_TEST_CASE(nothing_listening_is_a_clear_connection_refused) {
   BOOST_TEST(std::string(failure.what()).starts_with("redis 127.0.0.1:" + std::to_string(port) + ": connection refused"));
 }
 
+BOOST_AUTO_TEST_CASE(a_server_that_breaks_the_protocol_is_a_store_error_naming_it) {
+  net::io_context io;
+  scripted_server server(io, "?garbage\r\n");
+  client redis(io.get_executor(), {.endpoints = {server.where()}});
+  const error failure = failure_of(io, redis.connect());
+  BOOST_TEST((failure.code() == errc::store_error));
+  BOOST_TEST(std::string(failure.what()).starts_with("redis " + to_string(server.where()) +
+                                                     ": protocol error: Protocol error, got \"?\" as reply type byte"));
+}
+
+BOOST_AUTO_TEST_CASE(a_server_that_never_answers_the_login_or_the_handshake_times_out) {
+  net::io_context io;
+  scripted_server server(io, "");
+  client_options options{.endpoints = {server.where()}, .password = "secret",
+                         .connect_timeout = std::chrono::milliseconds(100)};
+  client login(io.get_executor(), options);
+  const error no_login = failure_of(io, login.connect());
+  BOOST_TEST((no_login.code() == errc::store_timeout));
+  BOOST_TEST(std::string(no_login.what()).starts_with("redis " + to_string(server.where()) + ": no login within 100 ms"));
+
+  options.tls.enabled = true;
+  options.tls.verify = false;
+  client handshake(io.get_executor(), options);
+  const error no_handshake = failure_of(io, handshake.connect());
+  BOOST_TEST((no_handshake.code() == errc::store_timeout));
+  BOOST_TEST(std::string(no_handshake.what()).starts_with("redis " + to_string(server.where()) +
+                                                          ": no TLS handshake within 100 ms"));
+}
+
+BOOST_AUTO_TEST_CASE(the_reader_gives_the_same_replies_fed_byte_by_byte_and_refuses_what_is_too_large) {
+  const std::string bytes = "+OK\r\n$5\r\na\r\nb\0\r\n:-7\r\n$-1\r\n*-1\r\n*2\r\n*1\r\n-ERR in\r\n$0\r\n\r\n"s;
+  const std::vector<reply> expected = {
+      status_reply("OK"), string_reply("a\r\nb\0"s), integer_reply(-7), reply{}, reply{},
+      reply{.kind = reply_kind::array,
+            .elements = {reply{.kind = reply_kind::array, .elements = {reply{.kind = reply_kind::error, .text = "ERR in"}}},
+                         string_reply("")}}};
+  resp_reader whole, piecewise;
+  whole.feed(bytes);
+  std::vector<reply> at_once, byte_by_byte;
+  while (auto r = whole.next()) at_once.push_back(std::move(*r));
+  for (const char byte : bytes) {
+    piecewise.feed(std::string_view(&byte, 1));
+    while (auto r = piecewise.next()) byte_by_byte.push_back(std::move(*r));
+  }
+  BOOST_TEST((at_once == expected));
+  BOOST_TEST((byte_by_byte == expected));
+
+  resp_reader bounded(1000);
+  bounded.feed("$2000\r\n" + std::string(1500, 'x'));  // incomplete, and already past the bound
+  try {
+    bounded.next();
+    BOOST_FAIL("a reply past the bound was not refused");
+  } catch (const error& failure) {
+    BOOST_TEST((failure.code() == errc::store_error));
+    BOOST_TEST(std::string(failure.what()).starts_with("redis: protocol error: a reply larger than 1000 bytes"));
+  }
+  resp_reader many(1000);
+  std::string nils = "*100\r\n";
+  for (int i = 0; i < 100; ++i) nils += "$-1\r\n";  // 500 bytes, but 100 nodes
+  many.feed(nils);
+  BOOST_CHECK_THROW(many.next(), error);
+}
+
 BOOST_AUTO_TEST_CASE(connect_takes_the_first_endpoint_that_answers) {
   if (skip_without_redis()) return;
   redis_server server;
@@ -255,6 +374,21 @@ BOOST_AUTO_TEST_CASE(connect_takes_the_first_endpoint_that_answers) {
   client redis(io.get_executor(), {.endpoints = {{"127.0.0.1", gone_port}, server.endpoint()}});
   run(io, redis.connect());
   BOOST_TEST((run(io, redis.exec({"PING"})) == status_reply("PONG")));
+}
+
+BOOST_AUTO_TEST_CASE(when_the_server_in_use_is_lost_the_next_endpoint_that_answers_takes_over) {
+  if (skip_without_redis()) return;
+  redis_server first, second;
+  net::io_context io;
+  client redis(io.get_executor(), {.endpoints = {first.endpoint(), second.endpoint()}});
+  run(io, redis.connect());
+  run(io, redis.exec({"SET", "where", "first"}));
+  second.cli({"SET", "where", "second"});
+  first.kill();
+  BOOST_TEST((failure_of(io, redis.exec({"GET", "where"})).code() == errc::store_unreachable));
+  BOOST_TEST((run(io, redis.exec({"GET", "where"})) == string_reply("second")));
+  first.restart();
+  BOOST_TEST((run(io, redis.exec({"GET", "where"})) == string_reply("second")));  // no going back while it answers
 }
 
 BOOST_AUTO_TEST_CASE(an_acl_user_logs_in_and_a_wrong_password_is_a_clear_refusal) {
@@ -442,6 +576,9 @@ BOOST_AUTO_TEST_CASE(a_cluster_routes_each_key_to_its_master_and_follows_moved_a
   // A pipeline on one slot, by hash tag.
   const auto tagged = run(io, redis.exec_pipeline({{"SET", "{user7}:a", "1"}, {"INCR", "{user7}:a"}, {"GET", "{user7}:a"}}));
   BOOST_TEST((tagged[2] == string_reply("2")));
+  // The routing key is copied when the awaitable is made: its string may go first.
+  auto later = redis.exec_pipeline({{"GET", "{user7}:a"}}, std::string("{user7}") + ":b");
+  BOOST_TEST((run(io, std::move(later)).front() == string_reply("2")));
 
   // The slot moves behind the client's back: MOVED, then the new map.
   const std::string key = "key7";

@@ -1,32 +1,32 @@
 // The client on a real 3-master Redis Cluster (redis_cluster.hpp): found
 // from one seed node, it sends each key to the master of its slot; keys
-// sharing a hash tag share a node; it follows MOVED once a slot has moved
-// (and then asks the new master directly) and ASK while a slot is half
-// moved (without taking ASK for a new map); and a load of SET/GET from
-// many coroutines while a slot migrates sees no error and reads back every
-// value it wrote.
+// sharing a hash tag share a node; for one command or a pipeline, it
+// follows MOVED once a slot has moved (and then asks the new master
+// directly) and ASK while a slot is half moved (without taking ASK for a
+// new map); and a load of SET/GET from many coroutines while a slot
+// migrates sees no error and reads back every value it wrote.
 #include <boost/test/unit_test.hpp>
 
-#include <atomic>   // std::atomic
-#include <chrono>   // std::chrono::seconds, milliseconds
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint16_t, std::uint64_t
-#include <future>   // std::future
+#include <atomic>     // std::atomic
+#include <chrono>     // std::chrono::seconds, milliseconds
+#include <cstddef>    // std::size_t
+#include <cstdint>    // std::uint16_t
+#include <future>     // std::future
 #include <stdexcept>  // std::runtime_error
-#include <string>   // std::string, std::to_string
-#include <thread>   // std::jthread, std::this_thread::sleep_for
-#include <utility>  // std::move
-#include <vector>   // std::vector
+#include <string>     // std::string, std::to_string
+#include <thread>     // std::jthread, std::this_thread::sleep_for
+#include <utility>    // std::move
+#include <vector>     // std::vector
 
-#include <boost/asio/co_spawn.hpp>               // net::co_spawn
-#include <boost/asio/executor_work_guard.hpp>    // net::make_work_guard
-#include <boost/asio/io_context.hpp>             // net::io_context
-#include <boost/asio/post.hpp>                   // net::post
-#include <boost/asio/use_future.hpp>             // net::use_future
+#include <boost/asio/co_spawn.hpp>             // net::co_spawn
+#include <boost/asio/executor_work_guard.hpp>  // net::make_work_guard
+#include <boost/asio/io_context.hpp>           // net::io_context
+#include <boost/asio/post.hpp>                 // net::post
+#include <boost/asio/use_future.hpp>           // net::use_future
 
-#include "llmgate/redis/client.hpp"
-#include "llmgate/redis/cluster_slots.hpp"
-#include "redis_cluster.hpp"
+#include "llmgate/redis/client.hpp"         // client, client_options, client_statistics
+#include "llmgate/redis/cluster_slots.hpp"  // key_slot
+#include "redis_cluster.hpp"                // redis_cluster, key_in_slot, skip_without_redis
 
 using namespace std::chrono_literals;
 using llmgate::redis::client;
@@ -211,6 +211,13 @@ BOOST_AUTO_TEST_CASE(moved_is_followed_after_a_slot_migration) {
   BOOST_TEST((again.is_string() && again.text == "after the move"), again.text);
   BOOST_TEST(statistics_of(io, redis).redirects == after_moved);
   BOOST_TEST(cluster.cli(2, {"GET", key}) == "after the move");
+
+  // A pipeline sent to the old master follows MOVED too.
+  cluster.migrate_slot(slot, 2, 1);
+  const auto piped = wait(io, redis.exec_pipeline({{"GET", key}, {"GET", key}}, key));
+  BOOST_TEST_REQUIRE(piped.size() == 2u);
+  for (const auto& r : piped) BOOST_TEST((r.is_string() && r.text == "after the move"), r.text);
+  BOOST_TEST(statistics_of(io, redis).redirects > after_moved);
   BOOST_TEST(statistics_of(io, redis).errors == 0u);
 }
 
@@ -237,9 +244,13 @@ BOOST_AUTO_TEST_CASE(ask_is_followed_mid_migration) {
   const auto before = statistics_of(io, redis).redirects;
   check_values(wait(io, exec_each(redis, gets_of(keys))), keys, "v:");
   BOOST_TEST(statistics_of(io, redis).redirects - before == 10u);
+  // The same in one pipeline: its replies for the moved keys are ASKs.
+  const std::string tag = "{" + key_in_slot(slot) + "}";
+  check_values(wait(io, redis.exec_pipeline(gets_of(keys), tag)), keys, "v:");
+  BOOST_TEST(statistics_of(io, redis).redirects - before == 20u);
 
   // A key new to the slot goes to the importing node.
-  const std::string fresh = "{" + key_in_slot(slot) + "}:fresh";
+  const std::string fresh = tag + ":fresh";
   check_all_ok(wait(io, exec_each(redis, {{"SET", fresh, "v:" + fresh}})));
   check_values(wait(io, exec_each(redis, {{"GET", fresh}})), {fresh}, "v:");
 

@@ -3,7 +3,8 @@
 //
 // - connect() tries the endpoints in order and keeps the first that
 //   answers; it detects a cluster ("cluster_enabled:1" in INFO cluster) and
-//   then loads the slot map (CLUSTER SLOTS).
+//   then loads the slot map (CLUSTER SLOTS). Not a cluster: when that
+//   server is lost, the command after the failure looks again, in order.
 // - exec / exec_pipeline route by the slot of a routing key (the first
 //   argument after the command's name unless given) to the master serving
 //   it, follow MOVED (the slot's new owner at once, then the whole map
@@ -135,17 +136,17 @@ class client {
 
   /// One command on the node serving `routing_key`'s slot (c[1] when not
   /// given). A Redis error reply comes back as a reply of kind error.
+  /// Not a coroutine itself: `routing_key` is copied at the call, so the
+  /// awaitable may be awaited after the string it views is gone.
   net::awaitable<reply> exec(command c, std::string_view routing_key = {}) {
-    std::vector<command> one;
-    one.push_back(std::move(c));
-    auto replies = co_await run(std::move(one), routing_key);
-    co_return std::move(replies.front());
+    return run_one(std::move(c), std::string(routing_key));
   }
 
   /// Commands in one write on the node serving `routing_key`'s slot (the
-  /// first command's c[1] when not given); replies in order.
+  /// first command's c[1] when not given); replies in order. `routing_key`
+  /// is copied at the call, as exec's.
   net::awaitable<std::vector<reply>> exec_pipeline(std::vector<command> commands, std::string_view routing_key = {}) {
-    co_return co_await run(std::move(commands), routing_key);
+    return run(std::move(commands), std::string(routing_key));
   }
 
   bool cluster() const noexcept { return cluster_; }
@@ -262,18 +263,33 @@ class client {
     return owner ? *owner : *home_;
   }
 
-  net::awaitable<std::vector<reply>> run(std::vector<command> commands, std::string_view routing_key) {
+  net::awaitable<reply> run_one(command c, std::string routing_key) {
+    std::vector<command> one;
+    one.push_back(std::move(c));
+    auto replies = co_await run(std::move(one), std::move(routing_key));
+    co_return std::move(replies.front());
+  }
+
+  net::awaitable<std::vector<reply>> run(std::vector<command> commands, std::string routing_key) {
     if (commands.empty()) co_return std::vector<reply>{};
     for (const auto& c : commands)
       if (c.empty()) throw std::invalid_argument("redis: empty command");  // before it counts as sent
     if (closed_) throw error(errc::store_unreachable, "redis: the client is closed");
     if (!home_) co_await connect();
     if (slots_stale_ && !loading_slots_) co_await reload_slots();
-    const std::string key(!routing_key.empty()     ? routing_key
-                          : commands[0].size() > 1 ? std::string_view(commands[0][1])
-                                                   : std::string_view());
+    const std::string key = !routing_key.empty()     ? std::move(routing_key)
+                            : commands[0].size() > 1 ? commands[0][1]
+                                                     : std::string();
     node& first = route(key);
-    std::vector<reply> replies = co_await send(first, commands);
+    std::vector<reply> replies;
+    try {
+      replies = co_await send(first, commands);
+    } catch (const error& failure) {
+      // One server of several that stands for the others (not a cluster):
+      // the next command looks for the first that answers, as connect() does.
+      if (!cluster_ && failure.code() == errc::store_unreachable) home_ = nullptr;
+      throw;
+    }
     if (!cluster_) co_return replies;
     std::vector<node*> answered_by(commands.size(), &first);
     for (int hops = 0; std::any_of(replies.begin(), replies.end(), is_redirect); ++hops) {

@@ -4,11 +4,11 @@
 // - Opening connects (bounded by connect_timeout, which covers the TCP
 //   connect, the TLS handshake and the login), then logs in
 //   (`AUTH user password` or `AUTH password`) and selects the database.
-// - Pipelining: any number of exec calls, from one coroutine or many, may
-//   be in flight at once. Their commands go out through one write queue
-//   (what queues up while a write is on the wire leaves in the next write)
-//   and one reader loop hands the replies out in order: Redis answers the
-//   commands of a connection in the order it received them.
+// - Pipelining: any number of execs (exec_pipeline calls), from one
+//   coroutine or many, may be in flight at once. Their commands go out
+//   through one write queue (what queues up while a write is on the wire
+//   leaves in the next write) and one reader loop hands the replies out in
+//   order: Redis answers a connection's commands in the order it got them.
 // - Each exec is bounded by command_timeout. A timeout fails that exec
 //   with store_timeout and closes the connection, failing everything else
 //   in flight on it with store_unreachable: a connection that owes replies
@@ -139,9 +139,9 @@ class connection : public std::enable_shared_from_this<connection> {
   const endpoint& where() const noexcept { return options_.where; }
   bool is_open() const noexcept { return open_; }
 
-  /// Sends `commands` in one write and returns their replies in order.
-  /// A std::invalid_argument for an empty command is thrown before anything is sent.
-  /// Throws as the header says; an empty list returns at once.
+  /// Sends `commands` in one write and returns their replies in order;
+  /// an empty list returns at once. Throws as the header says, and
+  /// std::invalid_argument for an empty command, before anything is sent.
   net::awaitable<std::vector<reply>> exec_pipeline(const std::vector<command>& commands) {
     if (commands.empty()) co_return std::vector<reply>{};
     if (!open_) throw error(errc::store_unreachable, name_ + "connection closed: " + closed_because_);
@@ -162,14 +162,6 @@ class connection : public std::enable_shared_from_this<connection> {
     const std::string waited = std::to_string(options_.command_timeout.count()) + " ms";
     fail(errc::store_unreachable, "a command got no reply within " + waited + "; the connection was closed");
     throw error(errc::store_timeout, name_ + "no reply within " + waited);
-  }
-
-  /// One command: exec_pipeline of one.
-  net::awaitable<reply> exec(command c) {
-    std::vector<command> one;
-    one.push_back(std::move(c));
-    auto replies = co_await exec_pipeline(one);
-    co_return std::move(replies.front());
   }
 
   /// Closes the connection; execs in flight fail with store_unreachable.
@@ -320,7 +312,9 @@ class connection : public std::enable_shared_from_this<connection> {
   }
 
   void deliver(reply r) {
-    if (in_flight_.empty()) throw error(errc::store_error, "redis: protocol error: a reply to no command");
+    if (in_flight_.empty())  // Redis says why it drops a connection this way ("ERR max number of clients reached")
+      throw error(errc::store_error,
+                  "redis: protocol error: a reply to no command" + (r.is_error() ? ": " + r.text : std::string()));
     auto& waiter = *in_flight_.front();
     waiter.replies.push_back(std::move(r));
     if (waiter.replies.size() < waiter.expected) return;

@@ -17,8 +17,10 @@
 // Redis clients live and its coroutines run: the writer (drains the write
 // queue with pipelining), the tailer (XREAD BLOCK on a client of its own,
 // so that no read waits behind it; applies the other replicas' changes) and
-// the snapshotter. The gateway's worker threads only push onto the write
-// queue, and await find_exact, which hops onto the tier's thread and back.
+// the snapshotter; a second thread saves or merges whole snapshots, so that
+// the first keeps reads to their timeout. The gateway's worker threads only
+// push onto the write queue, and await find_exact, which hops onto the
+// tier's thread and back.
 // The semantic cache's observer runs under the cache's lock: it encodes
 // and pushes, nothing more.
 //
@@ -45,7 +47,7 @@
 #include <string>        // std::string
 #include <string_view>   // std::string_view
 #include <thread>        // std::jthread, std::this_thread::sleep_for
-#include <type_traits>   // std::is_same_v, std::decay_t
+#include <type_traits>   // std::is_same_v, std::decay_t, std::invoke_result_t
 #include <utility>       // std::move
 #include <variant>       // std::visit
 #include <vector>        // std::vector
@@ -61,6 +63,7 @@
 #include <boost/asio/ip/host_name.hpp>       // boost::asio::ip::host_name (the default replica name)
 #include <boost/asio/post.hpp>               // boost::asio::post
 #include <boost/asio/steady_timer.hpp>       // boost::asio::steady_timer
+#include <boost/asio/thread_pool.hpp>        // boost::asio::thread_pool (heavy cache work)
 #include <boost/asio/use_awaitable.hpp>      // boost::asio::use_awaitable
 #include <boost/asio/use_future.hpp>         // boost::asio::use_future
 
@@ -269,10 +272,15 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     if (!available_.exchange(true)) log_.event("shared_store_available", {{"replica", replica_}});
   }
 
-  // On the tier's thread. Wakes the writer, which probes the store until
-  // it answers again even when there is nothing to write.
+  // On the tier's thread. An outage wakes the writer, which probes the
+  // store until it answers again even when there is nothing to write. A
+  // store that answered with an error is not away.
   void store_failed(std::uint64_t commands, const std::exception& e) {
     errors_ += commands;
+    if (!outage(e)) {
+      log_.event("shared_store_error", {{"replica", replica_}, {"error", e.what()}});
+      return;
+    }
     {
       std::lock_guard lock(detail_mutex_);
       detail_ = e.what();
@@ -281,6 +289,11 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
       log_.event("shared_store_unavailable", {{"replica", replica_}, {"error", e.what()}});
       wake_writer_.cancel();
     }
+  }
+
+  static bool outage(const std::exception& e) {
+    const auto* failure = dynamic_cast<const error*>(&e);
+    return !failure || failure->code() == errc::store_unreachable || failure->code() == errc::store_timeout;
   }
 
   // A refused login or a failed handshake will not mend by retrying.
@@ -633,7 +646,12 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     if (snapshot) {
       std::size_t inserted = 0;
       try {
-        inserted = caches_.semantic().visit([&](auto& cache) { return insert_entries_of(cache, snapshot->bytes); });
+        // Named, not a temporary in the co_await: GCC 12 destroys such a
+        // closure twice (a double free, found by AddressSanitizer).
+        auto merge = [this, bytes = std::move(snapshot->bytes)]() mutable {
+          return caches_.semantic().visit([&](auto& cache) { return insert_entries_of(cache, std::move(bytes)); });
+        };
+        inserted = co_await in_background(std::move(merge));
       } catch (const std::exception& e) {
         ++errors_;
         log_.event("shared_snapshot_unreadable", {{"replica", replica_}, {"error", e.what()}});
@@ -694,8 +712,11 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
         pause.expires_after(std::chrono::milliseconds(1));
         co_await pause.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
       }
+      // Changes applied while it is saved may be in it too: the stream
+      // after `id` gives them again, and applying one twice changes nothing.
       const std::string id = last_id_;
-      std::string bytes = caches_.semantic().visit([](const auto& cache) { return cache.save_bytes(); });
+      auto save = [this] { return caches_.semantic().visit([](const auto& cache) { return cache.save_bytes(); }); };
+      std::string bytes = co_await in_background(save);
       const std::size_t size = bytes.size();
       std::vector<command> commands = {{"HSET", snapshot_, "id", id, "bytes", std::move(bytes)}};
       if (id != "0") commands.push_back({"XTRIM", stream_, "MINID", id});
@@ -726,6 +747,16 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     co_return true;
   }
 
+  // Runs `work` (a cache's whole snapshot saved or merged) on the
+  // background thread, so that the tier's thread keeps reads to their timeout.
+  template <class Work>
+  boost::asio::awaitable<std::invoke_result_t<Work&>> in_background(Work work) {
+    return boost::asio::co_spawn(
+        background_,
+        [work = std::move(work)]() mutable -> boost::asio::awaitable<std::invoke_result_t<Work&>> { co_return work(); },
+        boost::asio::use_awaitable);
+  }
+
   // --- stopping -----------------------------------------------------------------
 
   // Ends every coroutine (each checks stopping_ after its wait), closes the
@@ -742,6 +773,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     });
     work_.reset();
     if (thread_.joinable()) thread_.join();
+    background_.join();
   }
 
   const gateway_config& config_;
@@ -774,6 +806,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   std::atomic<std::uint64_t> round_trips_{0}, errors_{0}, exact_hits_{0}, exact_misses_{0}, applied_changes_{0};
   std::atomic<double> replication_lag_ms_{0};
 
+  boost::asio::thread_pool background_{1};
   std::jthread thread_;  // last: runs io_ once everything it touches exists
 };
 

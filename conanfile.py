@@ -6,10 +6,12 @@
 # core, embedders, caches) and "llmgate" (llmgate::llmgate: everything).
 # The option server=False (-o "llmgate/*:server=False") leaves out the
 # second and with it the OpenSSL requirement; Boost is needed either way
-# (its headers), Boost.JSON only by llmgate::llmgate.
+# (its headers), Boost.JSON only by llmgate::llmgate. The option redis=True
+# adds a third, "redis" (llmgate::redis: the shared cache tier), and hiredis.
 import os
 
 from conan import ConanFile
+from conan.errors import ConanInvalidConfiguration
 from conan.tools.build import check_min_cppstd
 from conan.tools.files import copy
 from conan.tools.layout import basic_layout
@@ -27,8 +29,8 @@ class LlmgateConan(ConanFile):
     topics = ("llm", "semantic-cache", "routing", "header-only")
     package_type = "header-library"
     settings = "os", "arch", "compiler", "build_type"
-    options = {"server": [True, False]}
-    default_options = {"server": True}
+    options = {"server": [True, False], "redis": [True, False]}
+    default_options = {"server": True, "redis": False}
     # The recipe lives in the repository, so the sources travel with it.
     exports_sources = "include/*", "LICENSE"
     no_copy_source = True
@@ -43,6 +45,8 @@ class LlmgateConan(ConanFile):
         self.requires("xxhash/[>=0.8.1 <1]", transitive_headers=True)
         if self.options.server:
             self.requires("openssl/[>=3 <4]", transitive_headers=True)
+        if self.options.redis:
+            self.requires("hiredis/[>=1.0 <2]", transitive_headers=True)
 
     def package_id(self):
         # The same headers whatever the option: it only changes package_info().
@@ -50,6 +54,8 @@ class LlmgateConan(ConanFile):
 
     def validate(self):
         check_min_cppstd(self, 20)
+        if self.options.redis and not self.options.server:
+            raise ConanInvalidConfiguration("llmgate's redis option needs server=True (the tier is part of the gateway)")
 
     def package(self):
         # The same files llmgate's CMake install rules put under include/.
@@ -79,3 +85,10 @@ class LlmgateConan(ConanFile):
             full.requires = ["core", "boost::json", "openssl::ssl", "openssl::crypto"]
             full.bindirs = []
             full.libdirs = []
+
+        if self.options.redis:
+            redis = self.cpp_info.components["redis"]
+            redis.set_property("cmake_target_name", "llmgate::redis")
+            redis.requires = ["llmgate", "hiredis::hiredis"]
+            redis.bindirs = []
+            redis.libdirs = []

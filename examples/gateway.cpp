@@ -3,7 +3,9 @@
 // Serves until SIGINT or SIGTERM, then drains and saves the caches (when
 // the config names a snapshot directory). --check-config runs the checks
 // the gateway runs before it starts (gateway_config::check, the router's
-// files and the PML schema files) and says what it found. The configuration's form is
+// files and the PML schema files) and says what it found. With a "shared"
+// section, the gateway shares its caches with the other gateways on the
+// same Redis (llmgate/redis/shared_tier.hpp). The configuration's form is
 // described in include/llmgate/server/config.hpp; examples/gateway.json
 // is one.
 //
@@ -22,6 +24,7 @@
 #include <llmgate/server/large_allocations.hpp>  // map_large_allocations
 #include <llmgate/server/prompt_schemas.hpp>     // load_prompt_schemas (--check-config reads the schema files)
 #include <llmgate/server/routing.hpp>            // make_gateway_router (--check-config reads the router's files)
+#include <llmgate/redis/shared_tier.hpp>         // make_shared_tier: the "shared" section's tier (links hiredis)
 
 namespace {
 
@@ -68,7 +71,7 @@ int main(int argc, char** argv) {
   }
   llmgate::map_large_allocations();  // a long-running server: freed caches' memory goes back
   try {
-    llmgate::gateway gateway(std::move(config));
+    llmgate::gateway gateway(std::move(config), llmgate::gateway_parts{.shared = llmgate::redis::make_shared_tier});
     gateway.run();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gateway: %s\n", e.what());

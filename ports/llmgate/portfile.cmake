@@ -18,10 +18,12 @@ else()
 endif()
 
 # "server" (a default feature) adds llmgate::llmgate and its dependencies;
-# llmgate[core] installs llmgate::core alone.
+# llmgate[core] installs llmgate::core alone; llmgate[redis] adds
+# llmgate::redis, the shared cache tier, and hiredis.
 vcpkg_check_features(OUT_FEATURE_OPTIONS FEATURE_OPTIONS
   FEATURES
     server LLMGATE_SERVER
+    redis LLMGATE_REDIS
 )
 
 vcpkg_cmake_configure(

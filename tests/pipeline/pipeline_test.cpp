@@ -321,4 +321,53 @@ BOOST_FIXTURE_TEST_CASE(optional_stages_switched_off_pass_requests_on, fixture) 
   BOOST_CHECK_THROW(complete_blocking(io, unfinished, ask("hello")), std::logic_error);
 }
 
+// Two pipelines (two gateway replicas) with their own exact caches over
+// one second level: here a third exact cache, standing where the gateway
+// puts its shared tier (Redis). What one answers fresh, the other serves
+// from the second level and keeps; a wrong verdict erases it from both.
+namespace {
+struct shared_exact_cache {
+  answer_cache* shared;
+  net::awaitable<cached_answer> find(const exact_key& key) { co_return shared->find(key).value_or(nullptr); }
+  void store(const exact_key& key, const cached_answer& answer) { shared->insert(key, answer); }
+  void erase(const exact_key& key) { shared->erase(key); }
+};
+static_assert(ExactSecondLevel<shared_exact_cache>);
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_second_level_serves_what_another_pipeline_answered) {
+  net::io_context io;
+  counting_script script;
+  scripted_backend model{"scripted", script};
+  answer_cache shared, local_a, local_b;
+  pipeline replica_a{exact_cache_stage(local_a, shared_exact_cache{&shared}), backend_stage(model)};
+  pipeline replica_b{exact_cache_stage(local_b, shared_exact_cache{&shared}), backend_stage(model)};
+
+  request_context first{.tenant = "acme"};
+  const auto fresh = complete_blocking(io, replica_a, ask("What is the capital of France?"), first);
+  BOOST_TEST(first.cache == cache_outcome::miss);
+  BOOST_TEST(shared.size() == 1u);
+  BOOST_TEST(local_a.size() == 1u);
+
+  request_context other_tenant{.tenant = "globex"};
+  complete_blocking(io, replica_b, ask("What is the capital of France?"), other_tenant);
+  BOOST_TEST(other_tenant.cache == cache_outcome::miss);  // a scope is never crossed
+  BOOST_TEST(script.calls->load() == 2);
+
+  request_context second{.tenant = "acme"};
+  const auto served = complete_blocking(io, replica_b, ask("What is the capital of France?"), second);
+  BOOST_TEST(second.cache == cache_outcome::exact);
+  BOOST_TEST(served.content == fresh.content);
+  BOOST_TEST(script.calls->load() == 2);
+  BOOST_TEST(local_b.size() == 2u);  // globex's answer and the one it now keeps
+
+  second.feedback(false);
+  BOOST_TEST(local_b.size() == 1u);
+  BOOST_TEST(shared.size() == 1u);  // globex's is left
+  request_context third{.tenant = "acme"};
+  complete_blocking(io, replica_b, ask("What is the capital of France?"), third);
+  BOOST_TEST(third.cache == cache_outcome::miss);
+  BOOST_TEST(script.calls->load() == 3);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

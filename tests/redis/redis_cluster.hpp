@@ -24,8 +24,8 @@
 #include <cstdint>     // std::uint16_t
 #include <optional>    // std::optional
 #include <sstream>     // std::istringstream
-#include <stdexcept>   // std::runtime_error, std::out_of_range
-#include <string>      // std::string, std::stoll, std::to_string
+#include <stdexcept>   // std::runtime_error
+#include <string>      // std::string, std::stoll, std::stoul, std::to_string
 #include <thread>      // std::this_thread::sleep_for
 #include <vector>      // std::vector
 
@@ -124,20 +124,28 @@ class redis_cluster {
   /// How many keys node i holds (DBSIZE).
   long long dbsize(std::size_t i) const { return std::stoll(cli(i, {"DBSIZE"})); }
 
-  /// The node that serves `slot`, as node 0 sees the map (all agree once
-  /// wait_until_ready() returned).
-  std::size_t node_of_slot(std::uint16_t slot) const {
+  /// For each slot, the node that serves it, as node 0 sees the map (all
+  /// agree once wait_until_ready() returned); master_count where none does.
+  std::vector<std::size_t> slot_owners() const {
+    std::vector<std::size_t> owners(redis::cluster_slot_count, master_count);
     for (const auto& line : lines_of(cli(0, {"CLUSTER", "NODES"}))) {
       const auto fields = words_of(line);
       for (std::size_t f = 8; f < fields.size(); ++f) {
         if (fields[f].starts_with('[')) continue;  // a migration in progress, not an owner
         const auto dash = fields[f].find('-');
-        const long long first = std::stoll(fields[f].substr(0, dash));
-        const long long last = dash == std::string::npos ? first : std::stoll(fields[f].substr(dash + 1));
-        if (first <= slot && slot <= last) return index_of(fields[0]);
+        const auto first = static_cast<std::size_t>(std::stoul(fields[f].substr(0, dash)));
+        const auto last = dash == std::string::npos ? first : static_cast<std::size_t>(std::stoul(fields[f].substr(dash + 1)));
+        for (std::size_t slot = first; slot <= last && slot < owners.size(); ++slot) owners[slot] = index_of(fields[0]);
       }
     }
-    throw std::runtime_error("redis_cluster: no node serves slot " + std::to_string(slot));
+    return owners;
+  }
+
+  /// The node that serves `slot`; throws when none does.
+  std::size_t node_of_slot(std::uint16_t slot) const {
+    const std::size_t owner = slot_owners().at(slot);
+    if (owner == master_count) throw std::runtime_error("redis_cluster: no node serves slot " + std::to_string(slot));
+    return owner;
   }
 
   /// Starts moving `slot` from node `from` to node `to`: IMPORTING on the

@@ -19,28 +19,29 @@
 #include <netinet/in.h>  // sockaddr_in, htons (POSIX)
 #include <signal.h>      // kill, SIGKILL (POSIX)
 #include <spawn.h>       // posix_spawn, posix_spawn_file_actions_* (POSIX)
-#include <sys/socket.h>  // socket, bind, setsockopt (POSIX)
+#include <sys/socket.h>  // socket, bind (POSIX)
 #include <sys/wait.h>    // waitpid (POSIX)
 #include <unistd.h>      // close (POSIX)
 
 #include <arpa/inet.h>   // inet_pton (POSIX)
 
 #include <chrono>        // std::chrono::steady_clock, milliseconds
+#include <cstdlib>       // std::atexit
 #include <cstdint>       // std::uint16_t
 #include <filesystem>    // std::filesystem::path, exists, file_size
 #include <fstream>       // std::ifstream, std::ofstream
 #include <iterator>      // std::istreambuf_iterator
 #include <optional>      // std::optional
 #include <random>        // std::random_device, std::mt19937, uniform_int_distribution
-#include <sstream>       // std::ostringstream
+#include <set>           // std::set: the servers running now
 #include <stdexcept>     // std::runtime_error
 #include <string>        // std::string
 #include <thread>        // std::this_thread::sleep_for
 #include <vector>        // std::vector
 
 #include "llmgate/redis/reply.hpp"  // redis::endpoint
-#include "skip_test.hpp"             // skip_test
-#include "temporary_directory.hpp"   // temporary_directory
+#include "../skip_test.hpp"          // skip_test
+#include "../temporary_directory.hpp"  // temporary_directory
 
 extern char** environ;
 
@@ -82,6 +83,18 @@ inline pid_t spawn(const std::vector<std::string>& arguments, const std::filesys
   posix_spawn_file_actions_destroy(&actions);
   if (failed) throw std::runtime_error("cannot start " + arguments[0]);
   return pid;
+}
+
+/// The servers running now. A test that crashes (a signal Boost.Test
+/// caught) skips their destructors: they are killed when the program exits.
+inline std::set<pid_t>& running_servers() {
+  static std::set<pid_t>* servers = [] {
+    std::atexit([] {
+      for (const pid_t pid : running_servers()) ::kill(pid, SIGKILL);
+    });
+    return new std::set<pid_t>;  // never destroyed: still read at exit
+  }();
+  return *servers;
 }
 
 inline std::string read_file(const std::filesystem::path& path, std::uintmax_t from = 0) {
@@ -219,6 +232,7 @@ class redis_server {
     ::kill(pid_, SIGKILL);
     int status = 0;
     waitpid(pid_, &status, 0);
+    detail::running_servers().erase(pid_);
     pid_ = 0;
   }
 
@@ -292,6 +306,7 @@ class redis_server {
     const auto log = log_file();
     const auto from = std::filesystem::exists(log) ? std::filesystem::file_size(log) : 0;
     pid_ = detail::spawn(command_line(), log);
+    detail::running_servers().insert(pid_);
     const char* ready = options_.replica_of ? "MASTER <-> REPLICA sync: Finished with success"
                                             : "Ready to accept connections";
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -300,6 +315,7 @@ class redis_server {
       if (printed.find(ready) != std::string::npos) return;
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        detail::running_servers().erase(pid_);
         pid_ = 0;
         throw std::runtime_error("redis-server exited at start:\n" + printed);
       }

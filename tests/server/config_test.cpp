@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(mistakes_are_refused_by_name) {
   refused_with("[]", "config: the file must be an object");
   refused_with(with("colour", "1"),
                "config: colour is not a known key (known: listen, limits, backends, models, router, tenants, admin, "
-               "exact_cache, semantic_cache, snapshot, log, fallback_order, prices, embedder, prompt_schemas)");
+               "exact_cache, semantic_cache, snapshot, log, fallback_order, prices, embedder, prompt_schemas, shared)");
   refused_with(R"({"backends": [], "tenants": []})", "config: models must list the models clients may ask for");
   refused_with(with("models", "[1]"), "config: models[0] must be a model's name or an object {\"name\", \"backend\", ...}");
   refused_with(with("backends", "[]"), "config: backends must list at least one backend");
@@ -460,6 +460,66 @@ BOOST_AUTO_TEST_CASE(files_that_are_missing_or_not_json_are_named) {
   BOOST_CHECK_EXCEPTION(gateway_config::load(directory / "broken.json"), llmgate::error, [](const auto& e) {
     return std::string(e.what()).find("broken.json' is not JSON") != std::string::npos;
   });
+}
+
+// The shared tier's section: read as written, defaults where left out,
+// each mistake refused by its path.
+BOOST_AUTO_TEST_CASE(the_shared_section_reads_as_written_and_refuses_mistakes_by_name) {
+  const auto config = gateway_config::from_json(boost::json::parse(with("shared", R"({
+    "redis": {"endpoints": ["10.0.0.1:7000", "[::1]:7001"], "user": "llmgate", "password": "secret",
+              "tls": {"verify": false, "server_name": "redis.internal"}, "connections": 4,
+              "command_timeout_ms": 500},
+    "replica": "gw-2", "exact": false, "read_timeout_ms": 5, "max_queued_writes": 100, "snapshot_interval_s": 0})")));
+  BOOST_TEST_REQUIRE(config.shared.has_value());
+  const auto& shared = *config.shared;
+  BOOST_TEST(shared.redis.endpoints == (std::vector<std::string>{"10.0.0.1:7000", "[::1]:7001"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(shared.redis.user == "llmgate");
+  BOOST_TEST(shared.redis.password == "secret");
+  BOOST_TEST(shared.redis.tls);
+  BOOST_TEST(!shared.redis.tls_verify);
+  BOOST_TEST(shared.redis.tls_server_name == "redis.internal");
+  BOOST_TEST(shared.redis.connections == 4u);
+  BOOST_TEST(shared.redis.command_timeout_ms == 500u);
+  BOOST_TEST(shared.redis.connect_timeout_ms == 1000u);
+  BOOST_TEST(shared.prefix == "llmgate");
+  BOOST_TEST(shared.replica == "gw-2");
+  BOOST_TEST(!shared.exact);
+  BOOST_TEST(shared.semantic);
+  BOOST_TEST(shared.read_timeout_ms == 5u);
+  BOOST_TEST(shared.max_queued_writes == 100u);
+  BOOST_TEST(shared.snapshot_interval_s == 0u);
+  BOOST_TEST(!gateway_config::from_json(boost::json::parse(minimal)).shared.has_value());
+
+  const auto endpoint = llmgate::detail::host_and_port("[::1]:7001");
+  BOOST_TEST_REQUIRE(endpoint.has_value());
+  BOOST_TEST(endpoint->first == "::1");
+  BOOST_TEST(endpoint->second == 7001);
+  for (const char* bad : {"redis", ":6379", "host:", "host:0", "host:65536", "host:12x", "[::1:6379"})
+    BOOST_TEST(!llmgate::detail::host_and_port(bad).has_value(), bad);
+
+  const auto refused_with = [](const std::string& shared_section, const std::string& message) {
+    const std::string text = with("shared", shared_section);
+    BOOST_TEST_CONTEXT(text) BOOST_TEST(refusal(text) == message);
+  };
+  refused_with(R"({"redis": {"endpoints": ["localhost"]}})",
+               "config: shared.redis.endpoints[0] must be \"host:port\" (not \"localhost\")");
+  refused_with(R"({"redis": {"endpoints": []}})", "config: shared.redis.endpoints must list at least one \"host:port\"");
+  refused_with(R"({"redis": {"database": 16}})", "config: shared.redis.database must be between 0 and 15, not 16");
+  refused_with(R"({"redis": {"tls": {"ca_file": "/no/such/ca.pem"}}})",
+               "config: shared.redis.tls.ca_file names no file at '/no/such/ca.pem'");
+  refused_with(R"({"redis": {"password_env": "LLMGATE_TEST_UNSET_VARIABLE"}})",
+               "config: shared.redis.password_env names LLMGATE_TEST_UNSET_VARIABLE, which is not set");
+  refused_with(R"({"prefix": "a{b}"})",
+               "config: shared.prefix must be non-empty and hold no '{' or '}' (they mark Redis Cluster hash tags)");
+  refused_with(R"({"exact": false, "semantic": false})",
+               "config: shared shares nothing: exact and semantic are both false");
+  refused_with(R"({"read_timeout_ms": 0})", "config: shared.read_timeout_ms must be between 1 and 10000, not 0");
+  refused_with(R"({"redsi": {}})", "config: shared.redsi is not a known key; did you mean redis?");
+  auto no_exact = boost::json::parse(with("shared", "{}")).as_object();
+  no_exact["exact_cache"] = boost::json::parse(R"({"enabled": false})");
+  BOOST_TEST(refusal(boost::json::serialize(no_exact)) ==
+             "config: shared.exact needs exact_cache.enabled (the shared tier is its second level)");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

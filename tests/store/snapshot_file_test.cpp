@@ -133,4 +133,42 @@ BOOST_AUTO_TEST_CASE(other_kinds_newer_versions_and_foreign_files_are_refused) {
   BOOST_TEST(ec.message().find("could not be read") != std::string::npos);
 }
 
+// Sealed bytes are exactly the file commit() writes, and read back, and
+// refused, the same way (the Redis tier keeps snapshots as such bytes).
+BOOST_AUTO_TEST_CASE(sealed_bytes_are_the_file_and_read_back_from_memory) {
+  llmgate::test::temporary_directory dir;
+  const auto path = write_sample(dir);
+  snapshot_writer out(kind, 2);
+  out.write(std::uint64_t{0x0102030405060708});
+  out.write(-1.5f);
+  out.write_string("hello");
+  const std::vector<float> values = {1.0f, 2.5f, -3.0f};
+  out.write_array(std::span<const float>(values));
+  const std::string bytes = std::move(out).seal();
+  BOOST_TEST(bytes == read_bytes(path));
+
+  std::error_code ec;
+  snapshot_reader in(bytes, kind, 2, ec);
+  BOOST_TEST_REQUIRE(!ec, ec.message());
+  BOOST_TEST(in.read<std::uint64_t>() == 0x0102030405060708u);
+  BOOST_TEST(in.read<float>() == -1.5f);
+  BOOST_TEST(in.read_string() == "hello");
+  std::vector<float> read_values(3);
+  in.read_array(std::span<float>(read_values));
+  BOOST_TEST(!in.finish());
+
+  std::string altered = bytes;
+  altered[altered.size() / 2] ^= 0x20;
+  snapshot_reader(altered, kind, 2, ec);
+  BOOST_TEST(ec == errc::checksum_mismatch);
+  snapshot_reader(bytes.substr(0, bytes.size() - 1), kind, 2, ec);
+  BOOST_TEST(ec == errc::truncated_file);
+  snapshot_reader(bytes, {'O', 'T', 'H', 'R'}, 2, ec);
+  BOOST_TEST(ec == errc::wrong_kind_of_file);
+  snapshot_reader(bytes, kind, 1, ec);
+  BOOST_TEST(ec == errc::unsupported_version);
+  snapshot_reader(std::string("not a snapshot at all"), kind, 2, ec);
+  BOOST_TEST(ec == errc::not_a_llmgate_file);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -4,10 +4,18 @@
 // semantic one) served, so that the exact repeat of a request answered
 // semantically takes the cheaper probe. The cheapest stage: one hash and
 // one table probe, so it goes first.
+//
+// A second level (ExactSecondLevel) is asked on a local miss before the
+// rest of the pipeline: the gateway's shared tier, where other gateway
+// replicas store what they answered (server/shared_tier.hpp). What it
+// answers is kept locally too; what the pipeline answers fresh is stored
+// in both; a wrong verdict erases the answer from both.
 #pragma once
 
-#include <memory>   // std::make_shared
-#include <utility>  // std::move
+#include <concepts>  // std::same_as
+#include <memory>    // std::make_shared
+#include <type_traits>  // std::is_same_v
+#include <utility>   // std::move
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
 
@@ -19,38 +27,72 @@
 
 namespace llmgate::inline v0 {
 
+/// A store of exact answers behind the local cache. find() never throws:
+/// a level that cannot answer (away, slow) answers nullptr.
+template <class L>
+concept ExactSecondLevel = requires(L& level, const exact_key& key, const cached_answer& answer) {
+  { level.find(key) } -> std::same_as<boost::asio::awaitable<cached_answer>>;
+  level.store(key, answer);
+  level.erase(key);
+};
+
+/// No second level: the local cache alone.
+struct no_second_level {
+  boost::asio::awaitable<cached_answer> find(const exact_key&) { co_return nullptr; }
+  void store(const exact_key&, const cached_answer&) {}
+  void erase(const exact_key&) {}
+};
+
 /// ExactCache: an exact_cache<cached_answer, ...>, owned by the caller.
-template <class ExactCache>
+/// SecondLevel: an ExactSecondLevel, kept by value (a small view).
+template <class ExactCache, ExactSecondLevel SecondLevel = no_second_level>
 class exact_cache_stage {
+  // Without one, a local miss costs no coroutine frame for it.
+  static constexpr bool has_second_level = !std::is_same_v<SecondLevel, no_second_level>;
+
  public:
-  explicit exact_cache_stage(ExactCache& cache) noexcept : cache_(&cache) {}
+  explicit exact_cache_stage(ExactCache& cache, SecondLevel second = {}) noexcept
+      : cache_(&cache), second_(std::move(second)) {}
 
   template <class Next>
   boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
     exact_key key = cache_->make_key(scope_of(request, context), exact_text_of(request));
-    if (auto answer = cache_->find(key)) {
+    cached_answer answer;
+    if (auto local = cache_->find(key)) {
+      answer = std::move(*local);
+    } else if constexpr (has_second_level) {
+      answer = co_await second_.find(key);
+      if (answer) cache_->insert(key, answer, {.cost = answer->cost_usd});  // the next repeat stays here
+    }
+    if (answer) {
       context.cache = cache_outcome::exact;
       context.similarity = 1;
       // A wrong answer stops serving; the next identical request asks again.
       // The key is not needed here after the lookup: moved, not copied.
-      context.feedback = [cache = cache_, key = std::move(key)](bool correct) {
-        if (!correct) cache->erase(key);
+      context.feedback = [cache = cache_, second = second_, key = std::move(key)](bool correct) mutable {
+        if (correct) return;
+        cache->erase(key);
+        second.erase(key);
       };
-      if (!context.streaming()) co_return cached_response(*answer, context);
-      co_return co_await serve_cached(*answer, context);
+      if (!context.streaming()) co_return cached_response(answer, context);
+      co_return co_await serve_cached(answer, context);
     }
     chat_response response = co_await next(request, context);
-    if (context.cache == cache_outcome::miss && is_cacheable(response))
-      cache_->insert(key, std::make_shared<const chat_response>(response), {.cost = response.cost_usd});
-    else if (context.cache == cache_outcome::semantic)
+    if (context.cache == cache_outcome::miss && is_cacheable(response)) {
+      auto fresh = std::make_shared<const chat_response>(response);
+      second_.store(key, fresh);
+      cache_->insert(key, std::move(fresh), {.cost = response.cost_usd});
+    } else if (context.cache == cache_outcome::semantic) {
       promote(std::move(key), response, context);
+    }
     co_return response;
   }
 
  private:
   // Stores a semantic hit under the request's own key, at what the answer
-  // cost when it was made (a hit's response says 0). A wrong verdict then
-  // erases the copy as well as telling the stage that served it.
+  // cost when it was made (a hit's response says 0), here only: every
+  // replica's semantic tier finds it anyway. A wrong verdict then erases
+  // the copy as well as telling the stage that served it.
   void promote(exact_key key, const chat_response& served, request_context& context) {
     auto stored = std::make_shared<chat_response>(served);
     stored->cost_usd = context.saved_usd;
@@ -62,6 +104,13 @@ class exact_cache_stage {
   }
 
   ExactCache* cache_;
+  [[no_unique_address]] SecondLevel second_;
 };
+
+template <class ExactCache>
+exact_cache_stage(ExactCache&) -> exact_cache_stage<ExactCache>;
+
+template <class ExactCache, ExactSecondLevel SecondLevel>
+exact_cache_stage(ExactCache&, SecondLevel) -> exact_cache_stage<ExactCache, SecondLevel>;
 
 }  // namespace llmgate::inline v0

@@ -849,6 +849,8 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
     within<std::uint64_t>("shared.max_queued_writes", shared->max_queued_writes, 1, 10'000'000);
     within<std::uint64_t>("shared.snapshot_interval_s", shared->snapshot_interval_s, 0, 86'400);
     if (!shared->exact && !shared->semantic) refuse("shared", "shares nothing: exact and semantic are both false");
+    if (shared->exact && !exact_cache) refuse("shared.exact", "needs exact_cache.enabled (the shared tier is its second level)");
+    if (shared->semantic && !semantic_cache) refuse("shared.semantic", "needs semantic_cache.enabled");
   }
 
   if (snapshot_directory) {

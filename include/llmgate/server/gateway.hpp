@@ -9,6 +9,8 @@
 //   snapshots.hpp       the cache tiers, built from the config, loaded and saved
 //   backend_registry.hpp, model_backends.hpp   each model's backends, by kind
 //   routing.hpp         the router of the config's "router" section
+//   shared_tier.hpp     the tier replicas share (Redis), when the config has
+//                       "shared" and the program gives one (gateway_parts::shared)
 //
 //   POST /v1/chat/completions   the pipeline; stream=true answers as SSE
 //   POST /v1/embeddings         the semantic cache's embedder (the built-in one, or the
@@ -44,6 +46,9 @@
 //                   hits as well; it needs no network, and its decision
 //                   (x-llmgate-model) stays true of the answer served;
 //   exact cache, semantic cache   (each may be switched off in the config);
+//                   with a shared tier, a local exact miss asks it next, and
+//                   the tier copies the semantic cache's changes to the
+//                   other replicas (server/shared_tier.hpp);
 //                   the semantic one of the embedder's kind (semantic_tier.hpp):
 //                   with kind "openai" each worker awaits embeddings from
 //                   its own async_http_embedder, on its own io thread,
@@ -67,7 +72,8 @@
 // upstream's own error object.
 //
 // stop() (and SIGTERM or SIGINT under run()) drains: no new connections,
-// requests in flight finish, idle connections close; then the caches are
+// requests in flight finish, idle connections close; then the shared tier
+// sends what it has queued (for up to two seconds) and the caches are
 // saved to the snapshot directory, from which the next start loads them.
 #pragma once
 
@@ -122,6 +128,7 @@
 #include "llmgate/server/semantic_tier.hpp"           // gateway_semantic_cache, gateway_semantic_stage
 #include "llmgate/server/served_request.hpp"          // served_request
 #include "llmgate/server/session.hpp"                 // session
+#include "llmgate/server/shared_tier.hpp"             // shared_tier, shared_exact_level
 #include "llmgate/server/snapshots.hpp"               // gateway_caches
 
 namespace llmgate::inline v0 {
@@ -131,6 +138,9 @@ struct gateway_parts {
   backend_registry backends = backend_registry::builtin();  ///< the backend kinds it can make
   std::FILE* log = stderr;                                  ///< request and event lines; nullptr: none
   cache_clock clock = {};  ///< what cache lifetimes (ttl_seconds) are measured by; a test's may be moved
+  /// Makes the tier of the config's "shared" section (llmgate::redis::make_shared_tier,
+  /// llmgate/redis/shared_tier.hpp); none: a config with "shared" is refused.
+  shared_tier_factory shared = {};
 };
 
 
@@ -138,7 +148,7 @@ template <class... UserStages>
 class basic_gateway {
  public:
   using pipeline_type = pipeline<UserStages..., optional_stage<router_stage<gateway_router>>,
-                                 optional_stage<exact_cache_stage<gateway_exact_cache>>,
+                                 optional_stage<exact_cache_stage<gateway_exact_cache, shared_exact_level>>,
                                  optional_stage<gateway_semantic_stage>, model_backend_stage>;
 
   /// Checks the config (gateway_config::check and the backend kinds),
@@ -156,6 +166,7 @@ class basic_gateway {
         registry_(watched(std::move(parts.backends), health_, prompt_stats_)),
         log_(config_.log_requests, parts.log),
         caches_(config_, std::move(parts.clock), log_),
+        shared_(made_shared_tier(config_, parts.shared, caches_, log_)),
         router_(make_gateway_router(config_)),
         models_(config_),
         keys_(config_),
@@ -195,6 +206,7 @@ class basic_gateway {
     });
     if (config_.semantic_cache && caches_.semantic().learns())
       refresher_ = std::jthread([this](std::stop_token stop) { caches_.refresh_until(stop); });
+    if (shared_) shared_->start();
     log_.event("listening", {{"address", config_.address}, {"port", port()}, {"threads", config_.threads}});
   }
 
@@ -208,6 +220,7 @@ class basic_gateway {
   void stop(std::chrono::milliseconds drain = std::chrono::seconds(30)) {
     if (!listener_.stop(drain)) return;
     refresher_ = {};  // asks it to stop and joins it: a re-embedding under way finishes first
+    if (shared_) shared_->stop(std::chrono::seconds(2));
     caches_.save();
     log_.event("stopped");
   }
@@ -230,6 +243,8 @@ class basic_gateway {
   gateway_metrics& metrics() noexcept { return metrics_; }
   /// The router; nullptr when the config has no "router".
   gateway_router* router() noexcept { return router_.get(); }
+  /// The tier shared with other replicas; nullptr when the config has no "shared".
+  shared_tier* shared() noexcept { return shared_.get(); }
   /// The PML schemas requests may import (the config's and those posted).
   schema_registry& prompt_schemas() noexcept { return *schemas_; }
   /// How much of each PML module the model servers reused.
@@ -251,7 +266,7 @@ class basic_gateway {
       namespace http = boost::beast::http;
       routes.add(http::verb::get, "/healthz", route_access::open, health_handler{&g.listener_.stopping()})
           .add(http::verb::get, "/readyz", route_access::open,
-               readiness_handler{&g.config_, &g.health_, &g.listener_.stopping()})
+               readiness_handler{&g.config_, &g.health_, &g.listener_.stopping(), g.shared_.get()})
           .add(http::verb::get, "/metrics", route_access::metrics,
                metrics_handler{&g.metrics_, [&g] { return g.gauges(); }, g.prompt_stats_.get()})
           .add(http::verb::get, "/admin/stats", route_access::admin,
@@ -293,7 +308,7 @@ class basic_gateway {
     std::optional<router_stage<gateway_router>> routing;
     if (g.router_) routing.emplace(*g.router_, router_stage_options{.aliases = g.config_.router->aliases});
     return pipeline_type(user..., optional_stage<router_stage<gateway_router>>(std::move(routing)),
-                         optional_stage(exact_cache_stage(g.caches_.exact()), g.config_.exact_cache),
+                         optional_stage(exact_cache_stage(g.caches_.exact(), g.shared_exact()), g.config_.exact_cache),
                          optional_stage(g.caches_.semantic().stage(embedder), g.config_.semantic_cache),
                          model_backend_stage(backends));
   }
@@ -301,6 +316,21 @@ class basic_gateway {
   static gateway_config checked(gateway_config config, const backend_registry& registry) {
     config.check(registry.kinds());  // what --check-config runs, with this gateway's kinds
     return config;
+  }
+
+  // The tier of the config's "shared" section, made by the program's
+  // factory; throws config_error when the program gave none.
+  static std::unique_ptr<shared_tier> made_shared_tier(const gateway_config& config, const shared_tier_factory& make,
+                                                       gateway_caches& caches, request_log& log) {
+    if (!config.shared) return nullptr;
+    if (!make)
+      throw config_error("config: shared needs a gateway built with a shared tier (gateway_parts::shared, "
+                         "e.g. llmgate::redis::make_shared_tier); this program has none");
+    return make(shared_tier_context{config, caches, log});
+  }
+
+  shared_exact_level shared_exact() noexcept {
+    return {shared_ && config_.shared->exact ? shared_.get() : nullptr};
   }
 
   static std::unique_ptr<schema_registry> loaded_schemas(const gateway_config& config) {
@@ -332,11 +362,35 @@ class basic_gateway {
   }
 
   gateway_metrics::gauges gauges() const {
-    return {{"llmgate_in_flight_requests", "Chat requests being answered.", static_cast<double>(admission_.active())},
-            {"llmgate_queued_requests", "Chat requests waiting for a place.", static_cast<double>(admission_.queued())},
-            {"llmgate_exact_cache_entries", "Answers in the exact cache.", static_cast<double>(caches_.exact().size())},
-            {"llmgate_semantic_cache_entries", "Answers in the semantic cache.",
-             static_cast<double>(caches_.semantic().size())}};
+    gateway_metrics::gauges now{
+        {"llmgate_in_flight_requests", "Chat requests being answered.", static_cast<double>(admission_.active())},
+        {"llmgate_queued_requests", "Chat requests waiting for a place.", static_cast<double>(admission_.queued())},
+        {"llmgate_exact_cache_entries", "Answers in the exact cache.", static_cast<double>(caches_.exact().size())},
+        {"llmgate_semantic_cache_entries", "Answers in the semantic cache.",
+         static_cast<double>(caches_.semantic().size())}};
+    if (shared_) {
+      const auto s = shared_->statistics();
+      const auto count = [](std::uint64_t n) { return static_cast<double>(n); };
+      now.insert(now.end(),
+                 {{"llmgate_shared_available", "1 while the shared tier (Redis) answers, else 0.", s.available ? 1.0 : 0.0},
+                  {"llmgate_shared_round_trips_total", "Commands the shared tier's store answered.",
+                   count(s.round_trips), "counter"},
+                  {"llmgate_shared_errors_total", "Shared tier commands that failed or timed out.", count(s.errors),
+                   "counter"},
+                  {"llmgate_shared_exact_hits_total", "Local exact misses the shared tier answered.",
+                   count(s.exact_hits), "counter"},
+                  {"llmgate_shared_exact_misses_total", "Local exact misses the shared tier could not answer.",
+                   count(s.exact_misses), "counter"},
+                  {"llmgate_shared_queued_writes", "Writes waiting for the shared tier's store.",
+                   count(s.queued_writes)},
+                  {"llmgate_shared_dropped_writes_total", "Writes dropped because the shared tier's queue was full.",
+                   count(s.dropped_writes), "counter"},
+                  {"llmgate_shared_applied_changes_total", "Other replicas' semantic cache changes applied here.",
+                   count(s.applied_changes), "counter"},
+                  {"llmgate_shared_replication_lag_seconds",
+                   "Age of the last change from another replica when it was applied.", s.replication_lag_ms / 1000}});
+    }
+    return now;
   }
 
   void add_stats(boost::json::object& stats) const {
@@ -350,6 +404,13 @@ class basic_gateway {
                       {"wrong_reports", semantic.wrong_reports}, {"usd_saved", semantic.usd_saved},
                       {"lookup_p50_us", std::chrono::duration<double, std::micro>(semantic.lookup_p50).count()},
                       {"lookup_p99_us", std::chrono::duration<double, std::micro>(semantic.lookup_p99).count()}}}};
+    if (shared_) {
+      const auto s = shared_->statistics();
+      stats["shared"] = {{"available", s.available}, {"detail", s.detail}, {"round_trips", s.round_trips},
+                         {"errors", s.errors}, {"exact_hits", s.exact_hits}, {"exact_misses", s.exact_misses},
+                         {"queued_writes", s.queued_writes}, {"dropped_writes", s.dropped_writes},
+                         {"applied_changes", s.applied_changes}, {"replication_lag_ms", s.replication_lag_ms}};
+    }
     stats["admission"] = {{"active", admission_.active()}, {"queued", admission_.queued()}};
     boost::json::object prompts = gateway_metrics::prompt_json(*prompt_stats_);
     prompts["registered"] = prompt_schema_list(*schemas_);
@@ -372,6 +433,7 @@ class basic_gateway {
   backend_registry registry_;
   request_log log_;
   gateway_caches caches_;
+  std::unique_ptr<shared_tier> shared_;  // after the caches it observes (and may load), gone before them
   std::unique_ptr<gateway_router> router_;
   model_index models_;
   access_keys keys_;

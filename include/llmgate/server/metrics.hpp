@@ -46,11 +46,13 @@ namespace llmgate::inline v0 {
 
 class gateway_metrics {
  public:
-  /// A gauge read at rendering time (a cache's size, a queue's length).
+  /// A value read at rendering time (a cache's size, a queue's length;
+  /// or a count another part keeps, such as the shared tier's round trips).
   struct gauge {
     std::string name;
     std::string help;
     double value;
+    const char* type = "gauge";  ///< or "counter"
   };
   using gauges = std::vector<gauge>;
 
@@ -109,7 +111,7 @@ class gateway_metrics {
     line(out, "llmgate_request_duration_seconds_sum", "", latency_sum_seconds_);
     line(out, "llmgate_request_duration_seconds_count", "", static_cast<double>(count));
     for (const auto& g : now) {
-      family(out, g.name, "gauge", g.help);
+      family(out, g.name, g.type, g.help);
       line(out, g.name, "", g.value);
     }
     if (prompts) prompt_families(out, *prompts);

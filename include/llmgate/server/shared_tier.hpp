@@ -71,6 +71,23 @@ class shared_tier {
   virtual shared_tier_statistics statistics() const = 0;
 };
 
+/// The tier as the exact cache stage's second level (ExactSecondLevel,
+/// pipeline/exact_cache_stage.hpp); a null tier is no level at all.
+struct shared_exact_level {
+  shared_tier* tier = nullptr;
+
+  boost::asio::awaitable<cached_answer> find(const exact_key& key) {
+    if (!tier) co_return nullptr;
+    co_return co_await tier->find_exact(key);
+  }
+  void store(const exact_key& key, const cached_answer& answer) {
+    if (tier) tier->store_exact(key, answer);
+  }
+  void erase(const exact_key& key) {
+    if (tier) tier->erase_exact(key);
+  }
+};
+
 /// What a shared tier is made with: the whole config (its "shared"
 /// section), the gateway's caches (whose semantic cache it observes,
 /// applies changes to and may replace from a snapshot before the gateway

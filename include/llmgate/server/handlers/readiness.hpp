@@ -4,7 +4,13 @@
 //   200 {"status": "ready", ...}     every model has a backend not known down;
 //   503 {"status": "degraded", ...}  some model has none (its requests would
 //                                    fail unless a cache answers them);
-//   503 {"status": "draining", ...}  a drain began.
+//   503 {"status": "draining", ...}  a drain began;
+//   200 {"status": "degraded", ...}  every model has a backend, but the
+//                                    shared tier (Redis) is away: every request
+//                                    is still answered, from this replica's
+//                                    caches and the backends, so a load
+//                                    balancer should keep sending; operators
+//                                    should look ("shared": {"available": false}).
 //
 // The body names each model with its backends and whether it is available,
 // and each backend's state (backend_health.hpp): up, down or unknown, its
@@ -22,6 +28,7 @@
 #include "llmgate/server/config.hpp"          // gateway_config
 #include "llmgate/server/exchange.hpp"        // exchange
 #include "llmgate/server/responses.hpp"       // json_response
+#include "llmgate/server/shared_tier.hpp"     // shared_tier
 
 namespace llmgate::inline v0 {
 
@@ -29,6 +36,7 @@ struct readiness_handler {
   const gateway_config* config;
   const backend_health* health;
   const std::atomic<bool>* draining;
+  const shared_tier* shared = nullptr;  ///< the tier shared with other replicas, when configured
 
   http_response operator()(exchange&) const {
     const auto now = backend_health::clock::now();
@@ -52,9 +60,12 @@ struct readiness_handler {
       every_model = every_model && available;
       models.push_back({{"name", model.name}, {"available", available}, {"backends", std::move(names)}});
     }
-    const char* status = *draining ? "draining" : every_model ? "ready" : "degraded";
+    const bool shared_available = !shared || shared->statistics().available;
+    const char* status = *draining ? "draining" : every_model && shared_available ? "ready" : "degraded";
+    boost::json::object body{{"status", status}, {"models", std::move(models)}, {"backends", std::move(backends)}};
+    if (shared) body["shared"] = {{"available", shared_available}};
     return json_response(*draining || !every_model ? http_status::service_unavailable : http_status::ok,
-                         {{"status", status}, {"models", std::move(models)}, {"backends", std::move(backends)}});
+                         std::move(body));
   }
 };
 

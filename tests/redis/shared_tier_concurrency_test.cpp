@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "redis/redis_server.hpp"
-#include "redis/shared_replica.hpp"
+#include "redis_server.hpp"
+#include "shared_replica.hpp"
 
 using namespace std::chrono_literals;
 using llmgate::cache_scope;

@@ -184,13 +184,16 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     enqueue(std::move(set));
   }
 
+  /// Deletes the answer from the store and announces it on the stream, so
+  /// that the other replicas drop the copies their local exact caches hold.
   void erase_exact(const exact_key& key) override {
     if (!shared_.exact || stopping_.load()) return;
     enqueue({"DEL", exact_name(key)});
+    queue_change(replicated_exact_erase{key.hash, key.scope, key.tenant, key.text});
   }
 
   void start() override {
-    if (!semantic() || started_.exchange(true)) return;
+    if (!tails() || started_.exchange(true)) return;
     boost::asio::co_spawn(io_, tail_until_stopped(), boost::asio::detached);
     if (shared_.snapshot_interval_s > 0) boost::asio::co_spawn(io_, snapshot_every_interval(), boost::asio::detached);
   }
@@ -262,6 +265,8 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   }
 
   bool semantic() const noexcept { return shared_.semantic && config_.semantic_cache; }
+  // The stream carries semantic changes and exact erasures.
+  bool tails() const noexcept { return semantic() || shared_.exact; }
 
   std::string exact_name(const exact_key& key) const { return exact_key_name(shared_.prefix, key); }
 
@@ -312,7 +317,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     std::optional<std::string> bytes;
     try {
       co_await commands_.connect();
-      if (semantic()) co_await tail_commands_.connect();
+      if (tails()) co_await tail_commands_.connect();
       store_answered(0);
       if (semantic()) {
         std::optional<snapshot_entry> snapshot = co_await read_snapshot();
@@ -459,15 +464,16 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   boost::asio::awaitable<std::vector<command>> send(std::vector<command> batch) {
     std::vector<std::vector<command>> groups;
     if (commands_.cluster()) {
-      std::vector<std::string_view> tags;
+      std::vector<std::string> tags;  // copies: the commands move into their groups
       for (command& c : batch) {
-        const auto tag = slot_tag(c);
+        std::string tag(slot_tag(c));
         const auto found = std::find(tags.begin(), tags.end(), tag);
+        const auto group = static_cast<std::size_t>(found - tags.begin());
         if (found == tags.end()) {
-          tags.push_back(tag);
+          tags.push_back(std::move(tag));
           groups.emplace_back();
         }
-        groups[static_cast<std::size_t>(found - tags.begin())].push_back(std::move(c));
+        groups[group].push_back(std::move(c));
       }
     } else {
       groups.push_back(std::move(batch));
@@ -605,6 +611,11 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     std::error_code ec;
     std::optional<semantic_change> change = decode_change(std::move(bytes), ec);
     if (!change) return false;
+    if (const auto* erase = std::get_if<replicated_exact_erase>(&*change)) {
+      (void)caches_.exact().erase(exact_key{erase->hash, erase->scope, erase->tenant, erase->text});
+      return true;  // false from erase: this replica held no copy
+    }
+    if (!semantic()) return true;  // another replica's semantic change: not shared here
     try {
       return caches_.semantic().visit([&](auto& cache) { return apply_to(cache, std::move(*change)); });
     } catch (const std::exception& e) {  // out of memory, say: this change is lost here, the tier goes on
@@ -629,9 +640,9 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
                                        c.cost);  // false: already held, which is as good
           } else if constexpr (std::is_same_v<change_type, replicated_feedback>) {
             cache.feedback_replica(c.scope, c.request_text, c.stored_text, c.similarity, c.probability, c.correct);
-          } else {
+          } else if constexpr (std::is_same_v<change_type, replicated_eviction>) {
             (void)cache.erase_replica(c.scope, c.text);
-          }
+          }  // exact erasures are applied by apply()
           return true;
         },
         std::move(change));
@@ -640,7 +651,8 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   // Reloads from the snapshot while serving: a temporary cache of the same
   // kind reads it, and each of its entries is inserted here as another
   // replica's would be; then the stream is read from the snapshot's id.
-  // Without a snapshot the stream is read from where this replica was.
+  // Without a snapshot the stream is read from where this replica was. A
+  // replica that shares exact answers only just reads on from the snapshot.
   boost::asio::awaitable<void> resync() {
     std::optional<snapshot_entry> snapshot = co_await read_snapshot();
     if (snapshot) {
@@ -651,7 +663,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
         auto merge = [this, bytes = std::move(snapshot->bytes)]() mutable {
           return caches_.semantic().visit([&](auto& cache) { return insert_entries_of(cache, std::move(bytes)); });
         };
-        inserted = co_await in_background(std::move(merge));
+        if (semantic()) inserted = co_await in_background(std::move(merge));
       } catch (const std::exception& e) {
         ++errors_;
         log_.event("shared_snapshot_unreadable", {{"replica", replica_}, {"error", e.what()}});

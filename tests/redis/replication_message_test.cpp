@@ -50,7 +50,8 @@ redis::replicated_feedback sample_feedback() {
 }
 
 std::vector<redis::semantic_change> sample_changes() {
-  return {sample_insert(), sample_feedback(), redis::replicated_eviction{{7, 8}, "capital of france?"}};
+  return {sample_insert(), sample_feedback(), redis::replicated_eviction{{7, 8}, "capital of france?"},
+          redis::replicated_exact_erase{{1, 2}, {0x1111, 0x2222}, "tenant-a", "what is the capital of france"}};
 }
 
 void check_same_answer(const cached_answer& read, const cached_answer& written) {
@@ -126,6 +127,12 @@ BOOST_AUTO_TEST_CASE(each_change_round_trips) {
       BOOST_TEST(feedback->similarity == written.similarity);
       BOOST_TEST(feedback->probability == written.probability);
       BOOST_TEST(feedback->correct == written.correct);
+    } else if (const auto* erase = std::get_if<redis::replicated_exact_erase>(&*read)) {
+      const auto& written = std::get<redis::replicated_exact_erase>(change);
+      BOOST_TEST((erase->hash == written.hash));
+      BOOST_TEST((erase->scope == written.scope));
+      BOOST_TEST(erase->tenant == written.tenant);
+      BOOST_TEST(erase->text == written.text);
     } else {
       const auto& eviction = std::get<redis::replicated_eviction>(*read);
       const auto& written = std::get<redis::replicated_eviction>(change);

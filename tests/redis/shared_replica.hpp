@@ -19,7 +19,7 @@
 #include "llmgate/redis/shared_tier.hpp"  // redis_shared_tier
 #include "llmgate/server/config.hpp"      // gateway_config, shared_config
 #include "llmgate/server/snapshots.hpp"   // gateway_caches
-#include "redis_server.hpp"         // redis_server
+#include "redis_server.hpp"                // redis_server
 
 namespace llmgate::test {
 

@@ -66,14 +66,19 @@ BOOST_AUTO_TEST_CASE(an_exact_answer_stored_through_one_replica_is_found_through
   BOOST_TEST(found->content == "Paris.");
   BOOST_TEST(!find_exact(*b.tier, key_for(b, "acme", "What is the capital of Spain?")));
 
-  // A wrong verdict erases it for everyone.
+  // A wrong verdict erases it for everyone: in the store, and the copy a
+  // replica's local exact cache took when it served it.
+  a.tier->start();
+  a.caches.exact().insert(key, found);
   b.tier->erase_exact(key);
   BOOST_TEST_REQUIRE(eventually([&] { return flushed(b); }));
   BOOST_TEST(!find_exact(*a.tier, key));
+  BOOST_TEST_REQUIRE(eventually([&] { return !a.caches.exact().find(key).has_value(); }));
 
   const auto s = b.tier->statistics();
   BOOST_TEST(s.exact_hits == 1u);
   BOOST_TEST(s.exact_misses == 2u);
+  BOOST_TEST(a.tier->statistics().applied_changes == 1u);
   BOOST_TEST(s.round_trips > 0u);
   BOOST_TEST(s.errors == 0u);
 }

@@ -7,10 +7,11 @@
 //           tenant and normalised text with the answer, so that a reader
 //           compares all three before serving (two requests whose hashes
 //           collide never see each other's answers, across tenants least of all);
-//   "SHRM"  one change to a replica's semantic cache, the payload of a
-//           stream entry: an insert (with its vector, which a replica whose
-//           embedder is remote stores as is), a feedback verdict or an
-//           eviction.
+//   "SHRM"  one change a replica made, the payload of a stream entry: to
+//           its semantic cache an insert (with its vector, which a replica
+//           whose embedder is remote stores as is), a feedback verdict or an
+//           eviction; or an exact answer erased (a wrong verdict), which the
+//           others' local exact caches may hold a copy of.
 //
 // Decoders take bytes from the network: they return an error for anything
 // they cannot read whole, and never throw or read out of bounds.
@@ -84,11 +85,21 @@ struct replicated_eviction {
   std::string text = {};
 };
 
-using semantic_change = std::variant<replicated_insert, replicated_feedback, replicated_eviction>;
+/// An exact answer one replica erased: its whole key, so that a local
+/// exact cache finds it as it was stored.
+struct replicated_exact_erase {
+  hash128 hash = {};
+  hash128 scope = {};
+  std::string tenant = {};
+  std::string text = {};
+};
 
-/// The stream's "k" field for a change: i, f or e.
+using semantic_change =
+    std::variant<replicated_insert, replicated_feedback, replicated_eviction, replicated_exact_erase>;
+
+/// The stream's "k" field for a change: i, f, e or x.
 inline char change_letter(const semantic_change& change) noexcept {
-  constexpr char letters[] = {'i', 'f', 'e'};
+  constexpr char letters[] = {'i', 'f', 'e', 'x'};
   return letters[change.index()];
 }
 
@@ -195,6 +206,10 @@ inline std::string encode_change(const semantic_change& change) {
           out.write(c.similarity);
           out.write(c.probability);
           out.write(static_cast<std::uint8_t>(c.correct));
+        } else if constexpr (std::is_same_v<change_type, replicated_exact_erase>) {
+          detail::write_scope(out, c.hash);
+          out.write_string(c.tenant);
+          out.write_string(c.text);
         } else {
           out.write_string(c.text);
         }
@@ -233,6 +248,13 @@ inline std::optional<semantic_change> decode_change(std::string bytes, std::erro
             return feedback;
           }
           case 'e': return replicated_eviction{scope, in.read_string()};
+          case 'x': {
+            replicated_exact_erase erase{.scope = scope};
+            erase.hash = detail::read_scope(in);
+            erase.tenant = in.read_string();
+            erase.text = in.read_string();
+            return erase;
+          }
           default: return std::nullopt;
         }
       },

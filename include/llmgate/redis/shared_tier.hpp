@@ -17,8 +17,10 @@
 // Redis clients live and its coroutines run: the writer (drains the write
 // queue with pipelining), the tailer (XREAD BLOCK on a client of its own,
 // so that no read waits behind it; applies the other replicas' changes) and
-// the snapshotter. The gateway's worker threads only push onto the write
-// queue, and await find_exact, which hops onto the tier's thread and back.
+// the snapshotter; a second thread saves or merges whole snapshots, so that
+// the first keeps reads to their timeout. The gateway's worker threads only
+// push onto the write queue, and await find_exact, which hops onto the
+// tier's thread and back.
 // The semantic cache's observer runs under the cache's lock: it encodes
 // and pushes, nothing more.
 //
@@ -45,7 +47,7 @@
 #include <string>        // std::string
 #include <string_view>   // std::string_view
 #include <thread>        // std::jthread, std::this_thread::sleep_for
-#include <type_traits>   // std::is_same_v, std::decay_t
+#include <type_traits>   // std::is_same_v, std::decay_t, std::invoke_result_t
 #include <utility>       // std::move
 #include <variant>       // std::visit
 #include <vector>        // std::vector
@@ -61,6 +63,7 @@
 #include <boost/asio/ip/host_name.hpp>       // boost::asio::ip::host_name (the default replica name)
 #include <boost/asio/post.hpp>               // boost::asio::post
 #include <boost/asio/steady_timer.hpp>       // boost::asio::steady_timer
+#include <boost/asio/thread_pool.hpp>        // boost::asio::thread_pool (heavy cache work)
 #include <boost/asio/use_awaitable.hpp>      // boost::asio::use_awaitable
 #include <boost/asio/use_future.hpp>         // boost::asio::use_future
 
@@ -181,13 +184,16 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     enqueue(std::move(set));
   }
 
+  /// Deletes the answer from the store and announces it on the stream, so
+  /// that the other replicas drop the copies their local exact caches hold.
   void erase_exact(const exact_key& key) override {
     if (!shared_.exact || stopping_.load()) return;
     enqueue({"DEL", exact_name(key)});
+    queue_change(replicated_exact_erase{key.hash, key.scope, key.tenant, key.text});
   }
 
   void start() override {
-    if (!semantic() || started_.exchange(true)) return;
+    if (!tails() || started_.exchange(true)) return;
     boost::asio::co_spawn(io_, tail_until_stopped(), boost::asio::detached);
     if (shared_.snapshot_interval_s > 0) boost::asio::co_spawn(io_, snapshot_every_interval(), boost::asio::detached);
   }
@@ -259,6 +265,8 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   }
 
   bool semantic() const noexcept { return shared_.semantic && config_.semantic_cache; }
+  // The stream carries semantic changes and exact erasures.
+  bool tails() const noexcept { return semantic() || shared_.exact; }
 
   std::string exact_name(const exact_key& key) const { return exact_key_name(shared_.prefix, key); }
 
@@ -269,10 +277,15 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     if (!available_.exchange(true)) log_.event("shared_store_available", {{"replica", replica_}});
   }
 
-  // On the tier's thread. Wakes the writer, which probes the store until
-  // it answers again even when there is nothing to write.
+  // On the tier's thread. An outage wakes the writer, which probes the
+  // store until it answers again even when there is nothing to write. A
+  // store that answered with an error is not away.
   void store_failed(std::uint64_t commands, const std::exception& e) {
     errors_ += commands;
+    if (!outage(e)) {
+      log_.event("shared_store_error", {{"replica", replica_}, {"error", e.what()}});
+      return;
+    }
     {
       std::lock_guard lock(detail_mutex_);
       detail_ = e.what();
@@ -281,6 +294,11 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
       log_.event("shared_store_unavailable", {{"replica", replica_}, {"error", e.what()}});
       wake_writer_.cancel();
     }
+  }
+
+  static bool outage(const std::exception& e) {
+    const auto* failure = dynamic_cast<const error*>(&e);
+    return !failure || failure->code() == errc::store_unreachable || failure->code() == errc::store_timeout;
   }
 
   // A refused login or a failed handshake will not mend by retrying.
@@ -299,7 +317,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     std::optional<std::string> bytes;
     try {
       co_await commands_.connect();
-      if (semantic()) co_await tail_commands_.connect();
+      if (tails()) co_await tail_commands_.connect();
       store_answered(0);
       if (semantic()) {
         std::optional<snapshot_entry> snapshot = co_await read_snapshot();
@@ -446,15 +464,16 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   boost::asio::awaitable<std::vector<command>> send(std::vector<command> batch) {
     std::vector<std::vector<command>> groups;
     if (commands_.cluster()) {
-      std::vector<std::string_view> tags;
+      std::vector<std::string> tags;  // copies: the commands move into their groups
       for (command& c : batch) {
-        const auto tag = slot_tag(c);
+        std::string tag(slot_tag(c));
         const auto found = std::find(tags.begin(), tags.end(), tag);
+        const auto group = static_cast<std::size_t>(found - tags.begin());
         if (found == tags.end()) {
-          tags.push_back(tag);
+          tags.push_back(std::move(tag));
           groups.emplace_back();
         }
-        groups[static_cast<std::size_t>(found - tags.begin())].push_back(std::move(c));
+        groups[group].push_back(std::move(c));
       }
     } else {
       groups.push_back(std::move(batch));
@@ -592,6 +611,11 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     std::error_code ec;
     std::optional<semantic_change> change = decode_change(std::move(bytes), ec);
     if (!change) return false;
+    if (const auto* erase = std::get_if<replicated_exact_erase>(&*change)) {
+      (void)caches_.exact().erase(exact_key{erase->hash, erase->scope, erase->tenant, erase->text});
+      return true;  // false from erase: this replica held no copy
+    }
+    if (!semantic()) return true;  // another replica's semantic change: not shared here
     try {
       return caches_.semantic().visit([&](auto& cache) { return apply_to(cache, std::move(*change)); });
     } catch (const std::exception& e) {  // out of memory, say: this change is lost here, the tier goes on
@@ -616,9 +640,9 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
                                        c.cost);  // false: already held, which is as good
           } else if constexpr (std::is_same_v<change_type, replicated_feedback>) {
             cache.feedback_replica(c.scope, c.request_text, c.stored_text, c.similarity, c.probability, c.correct);
-          } else {
+          } else if constexpr (std::is_same_v<change_type, replicated_eviction>) {
             (void)cache.erase_replica(c.scope, c.text);
-          }
+          }  // exact erasures are applied by apply()
           return true;
         },
         std::move(change));
@@ -627,13 +651,19 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   // Reloads from the snapshot while serving: a temporary cache of the same
   // kind reads it, and each of its entries is inserted here as another
   // replica's would be; then the stream is read from the snapshot's id.
-  // Without a snapshot the stream is read from where this replica was.
+  // Without a snapshot the stream is read from where this replica was. A
+  // replica that shares exact answers only just reads on from the snapshot.
   boost::asio::awaitable<void> resync() {
     std::optional<snapshot_entry> snapshot = co_await read_snapshot();
     if (snapshot) {
       std::size_t inserted = 0;
       try {
-        inserted = caches_.semantic().visit([&](auto& cache) { return insert_entries_of(cache, snapshot->bytes); });
+        // Named, not a temporary in the co_await: GCC 12 destroys such a
+        // closure twice (a double free, found by AddressSanitizer).
+        auto merge = [this, bytes = std::move(snapshot->bytes)]() mutable {
+          return caches_.semantic().visit([&](auto& cache) { return insert_entries_of(cache, std::move(bytes)); });
+        };
+        if (semantic()) inserted = co_await in_background(std::move(merge));
       } catch (const std::exception& e) {
         ++errors_;
         log_.event("shared_snapshot_unreadable", {{"replica", replica_}, {"error", e.what()}});
@@ -694,8 +724,11 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
         pause.expires_after(std::chrono::milliseconds(1));
         co_await pause.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
       }
+      // Changes applied while it is saved may be in it too: the stream
+      // after `id` gives them again, and applying one twice changes nothing.
       const std::string id = last_id_;
-      std::string bytes = caches_.semantic().visit([](const auto& cache) { return cache.save_bytes(); });
+      auto save = [this] { return caches_.semantic().visit([](const auto& cache) { return cache.save_bytes(); }); };
+      std::string bytes = co_await in_background(save);
       const std::size_t size = bytes.size();
       std::vector<command> commands = {{"HSET", snapshot_, "id", id, "bytes", std::move(bytes)}};
       if (id != "0") commands.push_back({"XTRIM", stream_, "MINID", id});
@@ -726,6 +759,16 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     co_return true;
   }
 
+  // Runs `work` (a cache's whole snapshot saved or merged) on the
+  // background thread, so that the tier's thread keeps reads to their timeout.
+  template <class Work>
+  boost::asio::awaitable<std::invoke_result_t<Work&>> in_background(Work work) {
+    return boost::asio::co_spawn(
+        background_,
+        [work = std::move(work)]() mutable -> boost::asio::awaitable<std::invoke_result_t<Work&>> { co_return work(); },
+        boost::asio::use_awaitable);
+  }
+
   // --- stopping -----------------------------------------------------------------
 
   // Ends every coroutine (each checks stopping_ after its wait), closes the
@@ -742,6 +785,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     });
     work_.reset();
     if (thread_.joinable()) thread_.join();
+    background_.join();
   }
 
   const gateway_config& config_;
@@ -774,6 +818,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   std::atomic<std::uint64_t> round_trips_{0}, errors_{0}, exact_hits_{0}, exact_misses_{0}, applied_changes_{0};
   std::atomic<double> replication_lag_ms_{0};
 
+  boost::asio::thread_pool background_{1};
   std::jthread thread_;  // last: runs io_ once everything it touches exists
 };
 

@@ -521,11 +521,10 @@ std::string fault_run(double seconds, double rate, table& results) {
     if (missing) std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   if (missing) progress("shared bench (fault): %zu of them are not in Redis after 10 s", missing);
-  std::vector<double> up, down;
+  std::vector<double> before, down, after;  // latencies before the kill, while Redis was away, after its return
   for (const auto& o : load.outcomes)
-    ((o.done > killed_at && o.done < restarted_at) ? down : up).push_back(o.latency_us);
-  std::sort(up.begin(), up.end());
-  std::sort(down.begin(), down.end());
+    (o.done < killed_at ? before : o.done < restarted_at ? down : after).push_back(o.latency_us);
+  for (auto* part : {&before, &down, &after}) std::sort(part->begin(), part->end());
   const auto latency = load.latencies_us();
   results.add_row({"fault: load on 3 replicas, Redis away a third", std::to_string(load.outcomes.size()),
                    number(static_cast<double>(load.outcomes.size()) / load.seconds), number(percentile(latency, 0.5)),
@@ -539,8 +538,9 @@ std::string fault_run(double seconds, double rate, table& results) {
       .add("fresh_answers_while_down", while_away.size())
       .add("degraded_after_ms", degraded_ms)
       .add("ready_after_ms", ready_ms)
-      .add("p99_us_redis_up", percentile(up, 0.99))
+      .add("p99_us_before", percentile(before, 0.99))
       .add("p99_us_redis_down", percentile(down, 0.99))
+      .add("p99_us_after", percentile(after, 0.99))
       .add("machine_load_1m", load_average())
       .add("failed_requests", load.errors());
   return with_flag(line, "writes_caught_up", missing == 0 && !while_away.empty());

@@ -422,6 +422,13 @@ BOOST_AUTO_TEST_CASE(redis_killed_under_load_fails_no_request_and_gets_the_queue
   }
   BOOST_TEST(missing_exact == 0u);
   BOOST_TEST(missing_stream == 0u);
+  for (auto& replica : set.each) {
+    const std::string metrics = replica->metrics();
+    BOOST_TEST(metric_value(metrics, "llmgate_shared_available").value_or(-1) == 1.0);
+    BOOST_TEST(metric_value(metrics, "llmgate_shared_errors_total").value_or(-1) > 0.0);  // what failed meanwhile
+    BOOST_TEST(metric_value(metrics, "llmgate_shared_queued_writes").value_or(-1) == 0.0);
+    BOOST_TEST(metric_value(metrics, "llmgate_shared_dropped_writes_total").value_or(-1) == 0.0);
+  }
   // And every replica serves them. While Redis was away, two replicas may
   // each have answered the same new question fresh; either answer will do.
   std::map<std::pair<std::string, std::string>, std::set<std::string>> answers;  // (key, text) -> fresh answers

@@ -35,7 +35,7 @@
 #include <mutex>        // std::mutex, std::lock_guard (replica_upstream)
 #include <optional>     // std::optional
 #include <random>       // std::mt19937, std::random_device (free_port, test_question)
-#include <set>          // std::set (replica_upstream)
+#include <set>          // std::set (free_port, replica_upstream)
 #include <stdexcept>    // std::runtime_error
 #include <string>       // std::string, std::stod
 #include <string_view>  // std::string_view
@@ -59,18 +59,23 @@ namespace llmgate::test {
 /// range of ports for outgoing connections (32768 and up) and apart from
 /// redis_server's (20000 to 39999, cluster bus ports included), so that
 /// no other socket takes it while a replica is down between a kill and
-/// its restart. Another program could still take it; on a test machine's
-/// loopback that race is not met.
+/// its restart, and never one it gave before (gateways not started yet
+/// are not bound to theirs). Another program could still take it; on a
+/// test machine's loopback that race is not met. One thread at a time.
 inline unsigned short free_port() {
   static std::mt19937 draw(std::random_device{}());
+  static std::set<unsigned short> given;
   boost::asio::io_context io;
   for (int attempt = 0; attempt < 1000; ++attempt) {
     const auto port = static_cast<unsigned short>(std::uniform_int_distribution<int>(10000, 19999)(draw));
+    if (given.contains(port)) continue;
     boost::asio::ip::tcp::acceptor acceptor(io);
     boost::system::error_code failed;
     acceptor.open(boost::asio::ip::tcp::v4(), failed);
     if (!failed) acceptor.bind({boost::asio::ip::make_address("127.0.0.1"), port}, failed);
-    if (!failed) return port;
+    if (failed) continue;
+    given.insert(port);
+    return port;
   }
   throw std::runtime_error("no free port for a gateway between 10000 and 19999");
 }

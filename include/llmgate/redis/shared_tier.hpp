@@ -305,6 +305,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   static bool refused_for_good(const std::exception& e) {
     const std::string_view what = e.what();
     return what.find("AUTH refused") != std::string_view::npos ||
+           what.find("login required") != std::string_view::npos ||
            what.find("TLS handshake failed") != std::string_view::npos;
   }
 

@@ -12,8 +12,9 @@
 //     writes queued meanwhile reach it;
 //   - a replica killed (SIGKILL) or stopped (SIGTERM) and started again
 //     catches up and answers as the others do;
-//   - a wrong password or a certificate its CA file does not vouch for: the
-//     gateway exits at start with status 1 and says why on stderr.
+//   - a wrong or missing password, or a certificate its CA file does not
+//     vouch for: the gateway exits at start with status 1 and says why on
+//     stderr.
 //
 // The model server (replica_upstream, gateway_processes.hpp) numbers its
 // answers, so that a served answer names the request that paid for it, and
@@ -34,6 +35,7 @@
 #include <string>     // std::string
 #include <thread>     // std::thread
 #include <tuple>      // std::tie
+#include <utility>    // std::pair
 #include <vector>     // std::vector
 
 #include "../server/gateway_client.hpp"    // post, chat_body
@@ -488,7 +490,7 @@ BOOST_AUTO_TEST_CASE(a_replica_started_again_catches_up_and_answers_as_the_other
   semantic.report("semantic propagation before the restarts");
 }
 
-BOOST_AUTO_TEST_CASE(a_wrong_password_stops_the_gateway_at_start_and_says_why) {
+BOOST_AUTO_TEST_CASE(a_wrong_or_missing_password_stops_the_gateway_at_start_and_says_why) {
   if (skip_without_redis()) return;
   redis_server redis({.password = "right-password"});
   replica_upstream upstream;
@@ -497,16 +499,20 @@ BOOST_AUTO_TEST_CASE(a_wrong_password_stops_the_gateway_at_start_and_says_why) {
     return replica_config(upstream.url(), one_tenant,
                           shared_section({.endpoints = {redis.endpoint()}, .replica = "a", .password = password}));
   };
-  gateway_process wrong(LLMGATE_GATEWAY_PROGRAM, dir.path(), "wrong", config("wrong-password"));
-  wrong.start();
-  const auto status = wrong.wait_for_exit(start_limit);
-  BOOST_TEST_REQUIRE(status.has_value(), "the gateway still runs with a wrong password");
-  BOOST_TEST(*status == 1);
-  const std::string said = wrong.log();
-  BOOST_TEST_MESSAGE("stderr: " << said);
-  BOOST_TEST(said.starts_with("gateway: "));
-  BOOST_TEST(said.find("127.0.0.1:" + std::to_string(redis.port())) != std::string::npos);
-  BOOST_TEST(said.find("WRONGPASS") != std::string::npos);
+  // Redis's own words for each: a refused login, a command before any.
+  for (const auto& [password, refusal] : {std::pair<std::string, std::string>{"wrong-password", "WRONGPASS"},
+                                          std::pair<std::string, std::string>{"", "NOAUTH"}}) {
+    gateway_process refused(LLMGATE_GATEWAY_PROGRAM, dir.path(), "refused" + password, config(password));
+    refused.start();
+    const auto status = refused.wait_for_exit(start_limit);
+    BOOST_TEST_REQUIRE(status.has_value(), "the gateway still runs with the password \"" << password << "\"");
+    BOOST_TEST(*status == 1);
+    const std::string said = refused.log();
+    BOOST_TEST_MESSAGE("stderr: " << said);
+    BOOST_TEST(said.starts_with("gateway: "));
+    BOOST_TEST(said.find("127.0.0.1:" + std::to_string(redis.port())) != std::string::npos);
+    BOOST_TEST(said.find(refusal) != std::string::npos);
+  }
 
   gateway_process right(LLMGATE_GATEWAY_PROGRAM, dir.path(), "right", config("right-password"));
   right.start();

@@ -10,10 +10,12 @@
 //
 //   shared_tier        on one Redis, then on a 3-master Redis Cluster:
 //                      an open-loop load at --rate requests/s on the three
-//                      replicas (8 connections each; two thirds of the
-//                      requests ask again a question asked before, a third
-//                      a new one, for 4 tenants; latency counted from when
-//                      a request was due), and meanwhile propagation samples:
+//                      replicas and the gateway alone, which so has as much
+//                      work of its own as each replica (8 connections each;
+//                      two thirds of the requests ask again a question
+//                      asked before, a third a new one, for 4 tenants;
+//                      latency counted from when a request was due), and
+//                      meanwhile propagation samples:
 //                      a new question answered fresh through one replica,
 //                      then asked (exact) and paraphrased (semantic) on the
 //                      other two until each hits; the delay from the
@@ -24,9 +26,10 @@
 //                      the gateway of its own side by side, as fast as 8
 //                      connections to each get them: p99 of each and their
 //                      ratio.
-//   shared_tier_fault  on one Redis: the same load for --fault-seconds,
-//                      Redis killed (SIGKILL) after a third of it and
-//                      started again, empty, after two thirds; failed
+//   shared_tier_fault  on one Redis: the same load on the replicas alone
+//                      for --fault-seconds, Redis killed (SIGKILL) after a
+//                      third of it and started again, empty, after two
+//                      thirds; failed
 //                      requests, how long until every replica's /readyz
 //                      said "degraded" and then "ready", and whether every
 //                      answer made fresh while Redis was away reached it
@@ -284,6 +287,13 @@ struct gateways {
   std::vector<gateway_process*> all() {
     return {replicas[0].get(), replicas[1].get(), replicas[2].get(), alone.get()};
   }
+  /// The replicas' and, last, the gateway alone's: the load goes to all
+  /// four, so that the gateway alone has as much work of its own (its
+  /// misses, its embedder's IDF refreshes) as each replica when their hits
+  /// are compared.
+  std::vector<unsigned short> all_ports() const {
+    return {replicas[0]->port(), replicas[1]->port(), replicas[2]->port(), alone->port()};
+  }
   std::vector<unsigned short> replica_ports() const {
     return {replicas[0]->port(), replicas[1]->port(), replicas[2]->port()};
   }
@@ -392,8 +402,8 @@ json_line shared_tier_run(const std::string& redis_kind, const std::vector<llmga
   temporary_directory dir;
   replica_upstream upstream;
   gateways g(dir, upstream, endpoints);
-  progress("shared bench (%s): load of at least %zu requests at %.0f/s on 3 replicas, %zu propagation samples "
-           "meanwhile", redis_kind.c_str(), requests, rate, samples);
+  progress("shared bench (%s): load of at least %zu requests at %.0f/s on 3 replicas and the gateway alone, %zu "
+           "propagation samples meanwhile", redis_kind.c_str(), requests, rate, samples);
   std::atomic<bool> sampled{false};
   propagation p;
   std::thread sampler([&] {
@@ -402,7 +412,7 @@ json_line shared_tier_run(const std::string& redis_kind, const std::vector<llmga
   });
   load_result load;
   for (std::size_t round = 0; !sampled || load.outcomes.size() < requests; ++round) {
-    auto part = drive(g.replica_ports(), connections_per_replica, 1000, rate, mixed_load(load_rounds_from + 1'000 * round));
+    auto part = drive(g.all_ports(), connections_per_replica, 1000, rate, mixed_load(load_rounds_from + 1'000 * round));
     load.outcomes.insert(load.outcomes.end(), part.outcomes.begin(), part.outcomes.end());
     load.seconds += part.seconds;
   }
@@ -421,7 +431,7 @@ json_line shared_tier_run(const std::string& redis_kind, const std::vector<llmga
              alone_hits = on_alone.latencies_us();
   const std::size_t errors = load.errors() + on_replica.errors() + on_alone.errors() + p.errors + p.unreached;
   const std::size_t total = load.outcomes.size() + on_replica.outcomes.size() + on_alone.outcomes.size();
-  results.add_row({redis_kind + ": load on 3 replicas", std::to_string(load.outcomes.size()),
+  results.add_row({redis_kind + ": load on 3 replicas and the gateway alone", std::to_string(load.outcomes.size()),
                    number(static_cast<double>(load.outcomes.size()) / load.seconds), number(percentile(load_latency, 0.5)),
                    number(percentile(load_latency, 0.99)), std::to_string(load.errors())});
   results.add_row({redis_kind + ": exact hits on a replica", std::to_string(on_replica.outcomes.size()),

@@ -144,9 +144,8 @@ class table {
 
 /// Prints the JSON lines on stdout (last, as the benchmarks promise) and
 /// saves them with the table as bench/results/<name>-<local time>.jsonl/.csv.
-inline void publish(std::string_view name, const table& results,
-                    const std::vector<json_line>& lines) {
-  for (const auto& line : lines) std::cout << line.str() << '\n';
+inline void publish(std::string_view name, const table& results, const std::vector<std::string>& lines) {
+  for (const auto& line : lines) std::cout << line << '\n';
   std::cout.flush();
 
   const std::filesystem::path directory = LLMGATE_BENCH_RESULTS_DIR;
@@ -160,13 +159,19 @@ inline void publish(std::string_view name, const table& results,
   const auto stem = directory / (std::string(name) + "-" + stamp);
 
   std::ofstream jsonl(stem.string() + ".jsonl");
-  for (const auto& line : lines) jsonl << line.str() << '\n';
+  for (const auto& line : lines) jsonl << line << '\n';
   std::ofstream csv(stem.string() + ".csv");
   results.write_csv(csv);
   if (ec || !jsonl || !csv)
     progress("warning: could not write results under %s", directory.c_str());
   else
     progress("results: %s.{jsonl,csv}", stem.c_str());
+}
+
+inline void publish(std::string_view name, const table& results, const std::vector<json_line>& lines) {
+  std::vector<std::string> text;
+  for (const auto& line : lines) text.push_back(line.str());
+  publish(name, results, text);
 }
 
 }  // namespace llmgate_bench

@@ -49,9 +49,7 @@
 #include <cstdio>      // std::printf
 #include <cctype>      // std::tolower
 #include <cstdlib>     // std::atoi, std::atof, std::strtoull
-#include <ctime>       // std::time, localtime_r, std::strftime
-#include <filesystem>  // std::filesystem::exists, create_directories
-#include <fstream>     // std::ofstream
+#include <filesystem>  // std::filesystem::exists
 #include <functional>  // std::function
 #include <iostream>    // std::cout
 #include <map>         // std::map
@@ -556,29 +554,6 @@ std::string fault_run(double seconds, double rate, table& results) {
   return with_flag(line, "writes_caught_up", missing == 0 && !while_away.empty());
 }
 
-// Prints the JSON lines and saves them with the table as
-// bench/results/shared-<local time>.jsonl/.csv, as publish()
-// (bench_support.hpp) does for json_line.
-void publish_lines(const table& results, const std::vector<std::string>& lines) {
-  for (const auto& line : lines) std::cout << line << '\n';
-  std::cout.flush();
-  const std::filesystem::path directory = LLMGATE_BENCH_RESULTS_DIR;
-  std::error_code ec;
-  std::filesystem::create_directories(directory, ec);
-  char stamp[32];
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
-  const auto stem = (directory / (std::string("shared-") + stamp)).string();
-  std::ofstream jsonl(stem + ".jsonl");
-  for (const auto& line : lines) jsonl << line << '\n';
-  std::ofstream csv(stem + ".csv");
-  results.write_csv(csv);
-  if (ec || !jsonl || !csv) progress("warning: could not write results under %s", directory.c_str());
-  else progress("results: %s.{jsonl,csv}", stem.c_str());
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -615,6 +590,6 @@ int main(int argc, char** argv) {
               "of its own, and Redis killed for a third of a run\n\n");
   results.print(std::cout);
   std::printf("\n");
-  publish_lines(results, lines);
+  publish("shared", results, lines);
   return 0;
 }

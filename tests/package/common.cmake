@@ -14,6 +14,12 @@ cmake_minimum_required(VERSION 3.21)
 # builds on this machine, so it finds llmgate only where a test points it.
 set(configure_args -G "${GENERATOR}" "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
     "-DCMAKE_BUILD_TYPE=${CONFIG}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+# Builds run two jobs, or as many as CMAKE_BUILD_PARALLEL_LEVEL says where
+# the environment sets it (1 on a machine shared with other builds).
+set(build_jobs 2)
+if("$ENV{CMAKE_BUILD_PARALLEL_LEVEL}" MATCHES "^[1-9][0-9]*$")
+  set(build_jobs "$ENV{CMAKE_BUILD_PARALLEL_LEVEL}")
+endif()
 # CONFIG is empty for a single-configuration tree built without a build type.
 set(config_args "")
 if(CONFIG)
@@ -31,7 +37,7 @@ endfunction()
 
 # build_consumer(NAME <name> SOURCE <dir> [LLMGATE_DIR <dir>] [OPTIONS <args>...])
 # Configures the project in SOURCE into WORK_DIR/NAME with OPTIONS, builds it
-# with two jobs and runs its CTest tests. With LLMGATE_DIR, also checks that
+# (build_jobs jobs) and runs its CTest tests. With LLMGATE_DIR, also checks that
 # find_package(llmgate) found its config there and nowhere else.
 function(build_consumer)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;SOURCE;LLMGATE_DIR" "OPTIONS")
@@ -46,7 +52,7 @@ function(build_consumer)
       message(FATAL_ERROR "find_package(llmgate) used ${found}, not ${expected}")
     endif()
   endif()
-  run("${CMAKE_COMMAND}" --build "${binary}" ${config_args} --parallel 2)
+  run("${CMAKE_COMMAND}" --build "${binary}" ${config_args} --parallel ${build_jobs})
   if(CONFIG)
     set(ctest_config -C "${CONFIG}")
   endif()
@@ -56,10 +62,11 @@ endfunction()
 # find_check(NAME <name> PREFIX <prefix> (TARGETS <target>... | ERROR <regex>)
 #            [OPTIONS <args>...])
 # Configures find_check/ (find_package(llmgate) as OPTIONS ask: LLMGATE_REQUEST,
-# LLMGATE_COMPONENTS, LLMGATE_NO_NETWORK_DEPS) against <prefix> only. With
-# TARGETS, it must succeed and define exactly those of llmgate::core,
-# llmgate::llmgate, Boost::json and OpenSSL::SSL; with ERROR, it must fail
-# with a message matching <regex>.
+# LLMGATE_COMPONENTS, LLMGATE_NO_NETWORK_DEPS, LLMGATE_NO_HIREDIS) against
+# <prefix> only. With TARGETS, it must succeed and define exactly those of
+# llmgate::core, llmgate::llmgate, llmgate::redis, Boost::json, OpenSSL::SSL
+# and hiredis::hiredis (in that order); with ERROR, it must fail with a
+# message matching <regex>.
 function(find_check)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;PREFIX;ERROR" "TARGETS;OPTIONS")
   execute_process(

@@ -1,9 +1,11 @@
 # package.conan_recipe: runs the real conanfile.py through the fake
 # `conan create` of fake_conan/, then builds users' projects against the
 # package through the config it generated, with C++20 as Conan's toolchain
-# would set from compiler.cppstd. Twice: with the default options (both
-# components) and with server=False (llmgate::core alone, consumed where
-# Boost.JSON and OpenSSL cannot be found). PYTHON: the interpreter CMake found.
+# would set from compiler.cppstd. Three times: with the default options
+# (core and llmgate, no redis), with redis=True (llmgate::redis too, on
+# hiredis::hiredis) and with server=False (llmgate::core alone, consumed
+# where Boost.JSON and OpenSSL cannot be found); redis=True with
+# server=False must be refused. PYTHON: the interpreter CMake found.
 include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 
 run("${PYTHON}" "${TESTS_DIR}/fake_conan/conan_create.py" "${LLMGATE_SOURCE_DIR}" "${WORK_DIR}/default")
@@ -12,6 +14,32 @@ foreach(consumer IN ITEMS consumer consumer_core)
     LLMGATE_DIR "${WORK_DIR}/default/generators"
     OPTIONS "-DCMAKE_PREFIX_PATH=${WORK_DIR}/default/generators" -DCMAKE_CXX_STANDARD=20)
 endforeach()
+file(READ "${WORK_DIR}/default/generators/llmgate-config.cmake" config)
+if(config MATCHES "llmgate::redis|hiredis")
+  message(FATAL_ERROR "with the default options the generated config names the Redis tier:\n${config}")
+endif()
+
+# -o "llmgate/*:redis=True": a third component, llmgate::redis, on
+# llmgate::llmgate and hiredis's own target.
+run("${PYTHON}" "${TESTS_DIR}/fake_conan/conan_create.py" "${LLMGATE_SOURCE_DIR}" "${WORK_DIR}/redis"
+  redis=True)
+file(READ "${WORK_DIR}/redis/generators/llmgate-config.cmake" config)
+if(NOT config MATCHES "set_property\\(TARGET llmgate::redis APPEND PROPERTY\n  INTERFACE_LINK_LIBRARIES \"llmgate::llmgate;hiredis::hiredis\"\\)")
+  message(FATAL_ERROR "with redis=True the generated config has no llmgate::redis linking llmgate::llmgate "
+                      "and hiredis::hiredis:\n${config}")
+endif()
+build_consumer(NAME redis_consumer_redis SOURCE "${TESTS_DIR}/consumer_redis"
+  LLMGATE_DIR "${WORK_DIR}/redis/generators"
+  OPTIONS "-DCMAKE_PREFIX_PATH=${WORK_DIR}/redis/generators" -DCMAKE_CXX_STANDARD=20)
+
+# redis=True needs server=True: the recipe's validate() refuses the rest.
+execute_process(
+  COMMAND "${PYTHON}" "${TESTS_DIR}/fake_conan/conan_create.py" "${LLMGATE_SOURCE_DIR}"
+          "${WORK_DIR}/redis_without_server" redis=True server=False
+  RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+if(result EQUAL 0 OR NOT output MATCHES "llmgate/[^:]*: Invalid: llmgate's redis option needs server=True")
+  message(FATAL_ERROR "redis=True with server=False was not refused by validate() (${result}):\n${output}")
+endif()
 
 run("${PYTHON}" "${TESTS_DIR}/fake_conan/conan_create.py" "${LLMGATE_SOURCE_DIR}" "${WORK_DIR}/core_only"
   server=False)

@@ -1,9 +1,11 @@
 # package.install: `cmake --install` the build tree into a fresh prefix, then
 # build and run users' projects against that prefix only: one linking
 # llmgate::llmgate, one linking llmgate::core on a machine that looks as if
-# it had neither Boost.JSON nor OpenSSL. Then the same for a core-only
-# install (LLMGATE_SERVER=OFF, configured without either), and what
-# find_package(llmgate) accepts, refuses and says about each.
+# it had neither Boost.JSON nor OpenSSL, one linking llmgate::redis (the
+# build tree has LLMGATE_REDIS on, as by default). Then the same for a
+# core-only install (LLMGATE_SERVER=OFF, configured without either), and
+# what find_package(llmgate) accepts, refuses and says about each, also on
+# a machine that looks as if it had no hiredis.
 include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 
 set(prefix "${WORK_DIR}/prefix")
@@ -15,6 +17,9 @@ expect_files("${prefix}"
   share/cmake/llmgate/llmgateConfigVersion.cmake
   share/cmake/llmgate/llmgateCoreTargets.cmake
   share/cmake/llmgate/llmgateServerTargets.cmake
+  share/cmake/llmgate/llmgateRedisTargets.cmake
+  share/cmake/llmgate/llmgateFindHiredis.cmake
+  include/llmgate/redis/shared_tier.hpp
   share/doc/llmgate/LICENSE)
 
 build_consumer(NAME consumer SOURCE "${TESTS_DIR}/consumer"
@@ -23,14 +28,24 @@ build_consumer(NAME consumer SOURCE "${TESTS_DIR}/consumer"
 build_consumer(NAME consumer_core SOURCE "${TESTS_DIR}/consumer_core"
   LLMGATE_DIR "${prefix}/share/cmake/llmgate"
   OPTIONS "-DCMAKE_PREFIX_PATH=${prefix}" -DLLMGATE_NO_NETWORK_DEPS=ON)
+build_consumer(NAME consumer_redis SOURCE "${TESTS_DIR}/consumer_redis"
+  LLMGATE_DIR "${prefix}/share/cmake/llmgate"
+  OPTIONS "-DCMAKE_PREFIX_PATH=${prefix}")
 
-# Components: none asks for all this installation has; core alone looks
-# for neither Boost.JSON nor OpenSSL; a missing dependency of the server
+# Components: none asks for all this installation has (redis only where
+# hiredis is found); core alone looks for neither Boost.JSON nor OpenSSL;
+# redis brings server with it; a missing dependency of the server or redis
 # component is named, with the way to ask for the core alone.
 find_check(NAME default PREFIX "${prefix}"
-  TARGETS llmgate::core llmgate::llmgate Boost::json OpenSSL::SSL)
+  TARGETS llmgate::core llmgate::llmgate llmgate::redis Boost::json OpenSSL::SSL hiredis::hiredis)
 find_check(NAME server PREFIX "${prefix}" OPTIONS -DLLMGATE_COMPONENTS=server
   TARGETS llmgate::core llmgate::llmgate Boost::json OpenSSL::SSL)
+find_check(NAME redis PREFIX "${prefix}" OPTIONS -DLLMGATE_COMPONENTS=redis
+  TARGETS llmgate::core llmgate::llmgate llmgate::redis Boost::json OpenSSL::SSL hiredis::hiredis)
+find_check(NAME no_hiredis PREFIX "${prefix}" OPTIONS -DLLMGATE_NO_HIREDIS=ON
+  TARGETS llmgate::core llmgate::llmgate Boost::json OpenSSL::SSL)
+find_check(NAME no_hiredis_redis PREFIX "${prefix}" OPTIONS -DLLMGATE_NO_HIREDIS=ON -DLLMGATE_COMPONENTS=redis
+  ERROR "llmgate's redis component \\(llmgate::redis\\) needs hiredis \\(Debian: libhiredis-dev; vcpkg/Conan: hiredis\\), not found")
 find_check(NAME core PREFIX "${prefix}" OPTIONS -DLLMGATE_COMPONENTS=core
   TARGETS llmgate::core)
 find_check(NAME no_network_deps PREFIX "${prefix}" OPTIONS -DLLMGATE_NO_NETWORK_DEPS=ON
@@ -40,7 +55,7 @@ find_check(NAME unknown PREFIX "${prefix}" OPTIONS -DLLMGATE_COMPONENTS=gui
 
 # The version file accepts the installed version and refuses a later major one.
 find_check(NAME version_ok PREFIX "${prefix}" OPTIONS "-DLLMGATE_REQUEST=${LLMGATE_VERSION}"
-  TARGETS llmgate::core llmgate::llmgate Boost::json OpenSSL::SSL)
+  TARGETS llmgate::core llmgate::llmgate llmgate::redis Boost::json OpenSSL::SSL hiredis::hiredis)
 find_check(NAME version_99 PREFIX "${prefix}" OPTIONS -DLLMGATE_REQUEST=99
   ERROR "compatible with requested version \"99\"")
 
@@ -55,12 +70,17 @@ expect_files("${core_prefix}"
   include/llmgate/version.hpp
   share/cmake/llmgate/llmgateConfig.cmake
   share/cmake/llmgate/llmgateCoreTargets.cmake)
-if(EXISTS "${core_prefix}/share/cmake/llmgate/llmgateServerTargets.cmake")
-  message(FATAL_ERROR "a core-only install has llmgateServerTargets.cmake")
-endif()
+foreach(file IN ITEMS llmgateServerTargets.cmake llmgateRedisTargets.cmake llmgateFindHiredis.cmake)
+  if(EXISTS "${core_prefix}/share/cmake/llmgate/${file}")
+    message(FATAL_ERROR "a core-only install has ${file}")
+  endif()
+endforeach()
 build_consumer(NAME consumer_core_only SOURCE "${TESTS_DIR}/consumer_core"
   LLMGATE_DIR "${core_prefix}/share/cmake/llmgate"
   OPTIONS "-DCMAKE_PREFIX_PATH=${core_prefix}" -DLLMGATE_NO_NETWORK_DEPS=ON)
 find_check(NAME core_only_default PREFIX "${core_prefix}" TARGETS llmgate::core)
 find_check(NAME core_only_server PREFIX "${core_prefix}" OPTIONS -DLLMGATE_COMPONENTS=server
   ERROR "server component \\(llmgate::llmgate\\) is not in this installation.*LLMGATE_SERVER=ON.*COMPONENTS core")
+# The redis component needs the server's: asked for here, the missing server is named.
+find_check(NAME core_only_redis PREFIX "${core_prefix}" OPTIONS -DLLMGATE_COMPONENTS=redis
+  ERROR "server component \\(llmgate::llmgate\\) is not in this installation")

@@ -1,9 +1,11 @@
 # package.vcpkg_port: runs the real ports/llmgate/portfile.cmake with the
 # fake vcpkg functions of fake_vcpkg.cmake, as `vcpkg install llmgate
 # --overlay-ports=ports` would on x64-linux, then builds users' projects
-# against the installed tree. Twice: with the port's default features
-# (llmgate::llmgate and llmgate::core) and as llmgate[core] (llmgate::core
-# alone, built and consumed where Boost.JSON and OpenSSL cannot be found).
+# against the installed tree. Three times: with the port's default features
+# (llmgate::llmgate and llmgate::core, built and consumed where hiredis
+# cannot be found), as llmgate[redis] (llmgate::redis too, with the
+# machine's hiredis) and as llmgate[core] (llmgate::core alone, built and
+# consumed where Boost.JSON and OpenSSL cannot be found).
 include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/fake_vcpkg.cmake")
 
@@ -30,8 +32,56 @@ if(NOT error AND default_count GREATER 0)
     list(APPEND default_features "${feature}")
   endforeach()
 endif()
-if(NOT "server" IN_LIST ALL_FEATURES)
-  message(FATAL_ERROR "ports/${PORT}/vcpkg.json declares no feature 'server'")
+foreach(feature IN ITEMS server redis)
+  if(NOT feature IN_LIST ALL_FEATURES)
+    message(FATAL_ERROR "ports/${PORT}/vcpkg.json declares no feature '${feature}'")
+  endif()
+endforeach()
+if("redis" IN_LIST default_features)
+  message(FATAL_ERROR "ports/${PORT}/vcpkg.json makes 'redis' a default feature: every user would need hiredis")
+endif()
+
+# feature_needs(<feature> <packages> <features>): the packages a feature of
+# the port depends on, and the port's own features it asks for (a
+# dependency on "llmgate" with "features"), as vcpkg reads the manifest.
+function(feature_needs feature out_packages out_features)
+  set(packages "")
+  set(features "")
+  string(JSON count LENGTH "${manifest}" features ${feature} dependencies)
+  math(EXPR last "${count} - 1")
+  foreach(i RANGE ${last})
+    string(JSON type TYPE "${manifest}" features ${feature} dependencies ${i})
+    if(type STREQUAL "STRING")
+      string(JSON name GET "${manifest}" features ${feature} dependencies ${i})
+    else()
+      string(JSON name GET "${manifest}" features ${feature} dependencies ${i} name)
+    endif()
+    list(APPEND packages "${name}")
+    if(name STREQUAL PORT AND type STREQUAL "OBJECT")
+      string(JSON own_count ERROR_VARIABLE error LENGTH "${manifest}" features ${feature} dependencies ${i} features)
+      if(NOT error AND own_count GREATER 0)
+        math(EXPR own_last "${own_count} - 1")
+        foreach(j RANGE ${own_last})
+          string(JSON own GET "${manifest}" features ${feature} dependencies ${i} features ${j})
+          list(APPEND features "${own}")
+        endforeach()
+      endif()
+    endif()
+  endforeach()
+  set(${out_packages} "${packages}" PARENT_SCOPE)
+  set(${out_features} "${features}" PARENT_SCOPE)
+endfunction()
+
+# llmgate[redis] brings hiredis and the server feature (llmgate::redis is
+# built on llmgate::llmgate).
+feature_needs(redis redis_packages redis_features)
+foreach(package IN ITEMS hiredis ${PORT})
+  if(NOT package IN_LIST redis_packages)
+    message(FATAL_ERROR "the port's feature 'redis' does not depend on ${package}: it depends on [${redis_packages}]")
+  endif()
+endforeach()
+if(NOT "server" IN_LIST redis_features)
+  message(FATAL_ERROR "the port's feature 'redis' does not ask for llmgate[server]: it asks for [${redis_features}]")
 endif()
 # Build this checkout, as VCPKG_KEEP_ENV_VARS=LLMGATE_SOURCE_DIR would let through.
 set(ENV{LLMGATE_SOURCE_DIR} "${LLMGATE_SOURCE_DIR}")
@@ -67,17 +117,60 @@ function(install_port name)
   set(${name}_installed "${installed}" PARENT_SCOPE)
 endfunction()
 
-# vcpkg install llmgate: the default features.
+# vcpkg install llmgate: the default features, which do not depend on
+# hiredis, so vcpkg would not have installed it: built and consumed where it
+# cannot be found (its CMake package refused, pkg-config searching an empty
+# folder; the processes started below inherit the environment).
+set(with_hiredis_args ${configure_args})
+foreach(variable IN ITEMS PKG_CONFIG_LIBDIR PKG_CONFIG_PATH)
+  if(DEFINED ENV{${variable}})
+    set(with_hiredis_${variable} "$ENV{${variable}}")
+  endif()
+endforeach()
+list(APPEND configure_args -DCMAKE_DISABLE_FIND_PACKAGE_hiredis=ON)
+set(ENV{PKG_CONFIG_LIBDIR} "${WORK_DIR}/no_pkgconfig")
+set(ENV{PKG_CONFIG_PATH} "")
 install_port(default ${default_features})
+foreach(file IN ITEMS llmgateRedisTargets.cmake llmgateFindHiredis.cmake)
+  if(EXISTS "${default_installed}/share/llmgate/${file}")
+    message(FATAL_ERROR "llmgate's default features installed ${file}")
+  endif()
+endforeach()
 if("server" IN_LIST default_features)
   expect_files("${default_installed}" share/llmgate/llmgateServerTargets.cmake)
   build_consumer(NAME default_consumer SOURCE "${TESTS_DIR}/consumer"
     LLMGATE_DIR "${default_installed}/share/llmgate"
     OPTIONS "-DCMAKE_PREFIX_PATH=${default_installed}")
+  find_check(NAME default_redis PREFIX "${default_installed}" OPTIONS -DLLMGATE_COMPONENTS=redis
+    ERROR "redis component \\(llmgate::redis\\) is not in this installation")
 endif()
 build_consumer(NAME default_consumer_core SOURCE "${TESTS_DIR}/consumer_core"
   LLMGATE_DIR "${default_installed}/share/llmgate"
   OPTIONS "-DCMAKE_PREFIX_PATH=${default_installed}" -DLLMGATE_NO_NETWORK_DEPS=ON)
+# Back to the machine as it is. (An empty PKG_CONFIG_LIBDIR, unlike none,
+# would leave pkg-config no folder to search.)
+set(configure_args ${with_hiredis_args})
+foreach(variable IN ITEMS PKG_CONFIG_LIBDIR PKG_CONFIG_PATH)
+  if(DEFINED with_hiredis_${variable})
+    set(ENV{${variable}} "${with_hiredis_${variable}}")
+  else()
+    unset(ENV{${variable}})
+  endif()
+endforeach()
+
+# vcpkg install llmgate[redis]: the default features, redis and what it
+# asks for; hiredis is the machine's (Debian's libhiredis-dev, found through
+# pkg-config as vcpkg's would be through its CMake package).
+install_port(redis ${default_features} redis ${redis_features})
+expect_files("${redis_installed}"
+  share/llmgate/llmgateServerTargets.cmake
+  share/llmgate/llmgateRedisTargets.cmake
+  share/llmgate/llmgateFindHiredis.cmake)
+build_consumer(NAME redis_consumer_redis SOURCE "${TESTS_DIR}/consumer_redis"
+  LLMGATE_DIR "${redis_installed}/share/llmgate"
+  OPTIONS "-DCMAKE_PREFIX_PATH=${redis_installed}")
+find_check(NAME redis_default PREFIX "${redis_installed}"
+  TARGETS llmgate::core llmgate::llmgate llmgate::redis Boost::json OpenSSL::SSL hiredis::hiredis)
 
 # vcpkg install llmgate[core], built where Boost.JSON and OpenSSL cannot be found.
 set(configure_args ${configure_args}

@@ -39,6 +39,17 @@ SYSTEM_COMPONENTS = {
     "openssl::crypto": (["find_dependency(OpenSSL)"], ["OpenSSL::Crypto"]),
     # Debian's libxxhash-dev ships only the header and a pkg-config file.
     "xxhash::libxxhash": (["find_path(LLMGATE_XXHASH_INCLUDE_DIR xxhash.h REQUIRED)"], []),
+    # Debian's libhiredis-dev has no CMake package with targets, only
+    # hiredis.pc; ConanCenter's hiredis names its target hiredis::hiredis,
+    # which is what the generated config links, as CMakeDeps' would.
+    "hiredis::hiredis": (["find_dependency(PkgConfig)",
+                          "pkg_check_modules(FAKE_CONAN_HIREDIS REQUIRED IMPORTED_TARGET hiredis)",
+                          "if(NOT TARGET hiredis::hiredis)\n"
+                          "  add_library(hiredis::hiredis INTERFACE IMPORTED)\n"
+                          "  set_property(TARGET hiredis::hiredis PROPERTY\n"
+                          "    INTERFACE_LINK_LIBRARIES PkgConfig::FAKE_CONAN_HIREDIS)\n"
+                          "endif()"],
+                         ["hiredis::hiredis"]),
 }
 
 
@@ -204,7 +215,12 @@ def main(recipe_folder, work_folder, options):
     export_sources(recipe, recipe_folder, export_folder)
     conanfile.requirements()
     conanfile.layout()
-    conanfile.validate()
+    try:
+        conanfile.validate()
+    except ConanInvalidConfiguration as invalid:
+        # What `conan create` says of a configuration the recipe refuses.
+        sys.exit(f"ERROR: There are invalid packages:\n"
+                 f"{conanfile.name}/{conanfile.version}: Invalid: {invalid}")
     conanfile.package_id()
     if conanfile.info.settings or conanfile.info.options:
         fail("package_id() left settings or options in the package id; "

@@ -371,6 +371,13 @@ BOOST_AUTO_TEST_CASE(configs_it_cannot_serve_keep_it_from_starting) {
   BOOST_TEST(refusal(config).starts_with("config: router.registry cannot be used"), refusal(config));
   config.router.reset();
 
+  // A "shared" section needs a program that gives the gateway a shared tier.
+  config.shared = shared_config{};
+  BOOST_TEST(refusal(config) ==
+             "config: shared needs a gateway built with a shared tier (gateway_parts::shared, "
+             "e.g. llmgate::redis::make_shared_tier); this program has none");
+  config.shared.reset();
+
   config.embedder = {.kind = "openai", .base_url = "http://127.0.0.1:1/v1", .model = "e"};
   BOOST_TEST(refusal(config).starts_with("config: semantic_cache.embedder.base_url http://127.0.0.1:1/v1 does not answer"),
              refusal(config));

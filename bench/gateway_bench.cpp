@@ -40,10 +40,9 @@
 //                         [--gateway-threads N] [--caches on|exact|off]
 #include <algorithm>  // std::sort, std::max, std::inplace_merge
 #include <atomic>     // std::atomic
-#include <cctype>     // std::tolower
 #include <chrono>     // std::chrono
 #include <cstdio>     // std::printf
-#include <cstdlib>    // std::atof, std::atoll, std::atoi, std::strtoull
+#include <cstdlib>    // std::atof, std::atoll, std::atoi
 #include <fstream>    // std::ifstream
 #include <functional> // std::function
 #include <iostream>   // std::cout
@@ -59,46 +58,13 @@
 #include <llmgate/server/large_allocations.hpp>
 
 #include "bench_support.hpp"
+#include "http_reading.hpp"  // read_buffer, whole_message
 
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using namespace llmgate_bench;
 
 namespace {
-
-// What a connection has read and not yet consumed, and the buffer reads
-// go into (kept, so that a read does not clear 16 KiB of it first).
-struct read_buffer {
-  std::string in;
-  std::vector<char> chunk = std::vector<char>(16 * 1024);
-};
-
-// Reads more bytes from `socket` onto the end of `buffer.in`.
-net::awaitable<void> read_more(tcp::socket& socket, read_buffer& buffer) {
-  const std::size_t n = co_await socket.async_read_some(net::buffer(buffer.chunk), net::use_awaitable);
-  buffer.in.append(buffer.chunk.data(), n);
-}
-
-// Reads until `buffer.in` (what was read before, then more from `socket`)
-// starts with a whole HTTP/1.1 message with a Content-Length body (or
-// none); returns that message's length. Throws on a closed connection.
-net::awaitable<std::size_t> whole_message(tcp::socket& socket, read_buffer& buffer) {
-  std::string& in = buffer.in;
-  std::size_t head;
-  while ((head = in.find("\r\n\r\n")) == std::string::npos) co_await read_more(socket, buffer);
-  std::size_t length = 0;
-  for (std::size_t line = in.find("\r\n"); line < head; line = in.find("\r\n", line + 2)) {
-    constexpr std::string_view name = "content-length:";
-    if (head - line - 2 < name.size()) continue;
-    bool same = true;
-    for (std::size_t k = 0; k < name.size() && same; ++k)
-      same = std::tolower(static_cast<unsigned char>(in[line + 2 + k])) == name[k];
-    if (same) length = std::strtoull(in.c_str() + line + 2 + name.size(), nullptr, 10);
-  }
-  const std::size_t total = head + 4 + length;
-  while (in.size() < total) co_await read_more(socket, buffer);
-  co_return total;
-}
 
 // Reads one message (whole_message) and removes it from `buffer.in`.
 // Returns the number after the first space of its start line: a response's

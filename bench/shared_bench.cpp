@@ -64,6 +64,7 @@
 #include <boost/asio.hpp>
 
 #include "bench_support.hpp"
+#include "http_reading.hpp"  // read_buffer, whole_message
 #include "redis/gateway_processes.hpp"  // gateway_process, replica_config, replica_upstream
 #include "redis/redis_cluster.hpp"      // redis_cluster
 #include "redis/redis_server.hpp"       // redis_server
@@ -97,17 +98,6 @@ std::string chat(std::string_view text) {
       {"messages", boost::json::array{boost::json::object{{"role", "user"}, {"content", text}}}}});
 }
 
-// What a connection has read and not yet consumed (gateway_bench.cpp's).
-struct read_buffer {
-  std::string in;
-  std::vector<char> chunk = std::vector<char>(16 * 1024);
-};
-
-net::awaitable<void> read_more(tcp::socket& socket, read_buffer& buffer) {
-  const std::size_t n = co_await socket.async_read_some(net::buffer(buffer.chunk), net::use_awaitable);
-  buffer.in.append(buffer.chunk.data(), n);
-}
-
 // The value of header `name` (lower case, as the gateway writes its own)
 // in the head in[0, head); empty when absent.
 std::string_view header_value(std::string_view in, std::size_t head, std::string_view name) {
@@ -133,12 +123,9 @@ struct response_head {
 // Reads one whole response (a Content-Length body, which is all the
 // gateway sends) and removes it from `buffer.in`.
 net::awaitable<response_head> read_response(tcp::socket& socket, read_buffer& buffer) {
+  const std::size_t total = co_await whole_message(socket, buffer);
   std::string& in = buffer.in;
-  std::size_t head;
-  while ((head = in.find("\r\n\r\n")) == std::string::npos) co_await read_more(socket, buffer);
-  const auto length = std::strtoull(std::string(header_value(in, head, "content-length")).c_str(), nullptr, 10);
-  const std::size_t total = head + 4 + length;
-  while (in.size() < total) co_await read_more(socket, buffer);
+  const std::size_t head = in.find("\r\n\r\n");
   response_head response{static_cast<unsigned>(std::atoi(in.c_str() + in.find(' ') + 1)),
                          header_value(in, head, "x-llmgate-cache") == "miss"};
   in.erase(0, total);

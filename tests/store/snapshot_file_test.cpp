@@ -23,13 +23,19 @@ namespace {
 
 constexpr llmgate::store::kind_tag kind = {'T', 'E', 'S', 'T'};
 
-std::filesystem::path write_sample(const llmgate::test::temporary_directory& dir) {
+// A writer holding the sample every test reads back.
+snapshot_writer sample_writer() {
   snapshot_writer out(kind, 2);
   out.write(std::uint64_t{0x0102030405060708});
   out.write(-1.5f);
   out.write_string("hello");
   const std::vector<float> values = {1.0f, 2.5f, -3.0f};
   out.write_array(std::span<const float>(values));
+  return out;
+}
+
+std::filesystem::path write_sample(const llmgate::test::temporary_directory& dir) {
+  snapshot_writer out = sample_writer();
   const auto path = dir / "sample.bin";
   BOOST_TEST_REQUIRE(!out.commit(path));
   return path;
@@ -138,13 +144,7 @@ BOOST_AUTO_TEST_CASE(other_kinds_newer_versions_and_foreign_files_are_refused) {
 BOOST_AUTO_TEST_CASE(sealed_bytes_are_the_file_and_read_back_from_memory) {
   llmgate::test::temporary_directory dir;
   const auto path = write_sample(dir);
-  snapshot_writer out(kind, 2);
-  out.write(std::uint64_t{0x0102030405060708});
-  out.write(-1.5f);
-  out.write_string("hello");
-  const std::vector<float> values = {1.0f, 2.5f, -3.0f};
-  out.write_array(std::span<const float>(values));
-  const std::string bytes = std::move(out).seal();
+  const std::string bytes = sample_writer().seal();
   BOOST_TEST(bytes == read_bytes(path));
 
   std::error_code ec;

@@ -70,58 +70,11 @@ class backend_registry {
   /// No kinds at all.
   backend_registry() = default;
 
-  /// openai, anthropic, ollama, llama.cpp and demo.
-  static backend_registry builtin() {
-    backend_registry registry;
-    registry.add("openai", [](const backend_config& b, const backend_setup& s) {
-      openai_options options{.name = b.name, .base_url = b.base_url, .api_key = b.api_key,
-                             .model = std::string(s.model), .prices = s.prices};
-      if (const auto* key = b.options.if_contains("prompt_cache_key"); key && key->is_bool())
-        options.prompt_cache_key = key->get_bool();
-      return retried(openai_backend(s.client, std::move(options)), b);
-    });
-    registry.add("anthropic", [](const backend_config& b, const backend_setup& s) {
-      anthropic_options options{.name = b.name, .api_key = b.api_key, .model = std::string(s.model), .prices = s.prices};
-      if (!b.base_url.empty()) options.base_url = b.base_url;
-      if (const auto* version = b.options.if_contains("version"); version && version->is_string())
-        options.version = std::string(version->get_string());
-      if (const auto* tokens = b.options.if_contains("max_tokens"); tokens && tokens->is_number())
-        options.max_tokens = tokens->to_number<std::uint64_t>();
-      if (const auto* tokens = b.options.if_contains("cache_min_tokens"); tokens && tokens->is_number())
-        options.cache_min_tokens = tokens->to_number<std::size_t>();
-      if (const auto* count = b.options.if_contains("cache_breakpoints"); count && count->is_number())
-        options.cache_breakpoints = std::min<std::size_t>(count->to_number<std::size_t>(), anthropic_max_breakpoints);
-      return retried(anthropic_backend(s.client, std::move(options)), b);
-    });
-    // One slots record per llama.cpp entry, shared by the backends every
-    // worker makes for it (the registry is copied, the map is not).
-    auto llama_servers = std::make_shared<std::pair<std::mutex, std::map<std::string, std::shared_ptr<llama_cpp_slots>>>>();
-    registry.add("llama.cpp", [llama_servers](const backend_config& b, const backend_setup& s) {
-      llama_cpp_options options{.name = b.name, .api_key = b.api_key, .model = std::string(s.model),
-                                .prices = s.prices, .statistics = s.prompt_statistics};
-      if (!b.base_url.empty()) options.base_url = b.base_url;
-      if (const auto* slots = b.options.if_contains("slots"); slots && slots->is_number())
-        options.slots = slots->to_number<std::size_t>();
-      if (const auto* files = b.options.if_contains("slot_files"); files && files->is_bool())
-        options.slot_files = files->get_bool();
-      if (const auto* reuse = b.options.if_contains("cache_reuse"); reuse && reuse->is_number())
-        options.cache_reuse = reuse->to_number<std::size_t>();
-      {
-        std::scoped_lock lock(llama_servers->first);
-        auto& shared = llama_servers->second[b.name + "\n" + options.base_url];
-        if (!shared) shared = std::make_shared<llama_cpp_slots>();
-        options.shared = shared;
-      }
-      return retried(llama_cpp_backend(s.client, std::move(options)), b);
-    });
-    registry.add("ollama", [](const backend_config& b, const backend_setup& s) {
-      ollama_options options{.name = b.name, .model = std::string(s.model), .prices = s.prices};
-      if (!b.base_url.empty()) options.base_url = b.base_url;
-      return retried(ollama_backend(s.client, std::move(options)), b);
-    });
-    registry.add("demo", [](const backend_config& b, const backend_setup&) { return any_backend(make_demo_backend(b.name)); });
-    return registry;
-  }
+  /// openai, anthropic, ollama, llama.cpp and demo. (A template only so
+  /// that a program can compile it once, with the gateway: see
+  /// LLMGATE_EXTERN_GATEWAY in server/gateway.hpp.)
+  template <class = void>
+  static backend_registry builtin();
 
   /// Adds a kind, or replaces the factory of one.
   backend_registry& add(std::string kind, factory make) {
@@ -156,5 +109,62 @@ class backend_registry {
  private:
   std::map<std::string, factory, std::less<>> factories_;
 };
+
+template <class>
+backend_registry backend_registry::builtin() {
+  backend_registry registry;
+  registry.add("openai", [](const backend_config& b, const backend_setup& s) {
+    openai_options options{.name = b.name, .base_url = b.base_url, .api_key = b.api_key,
+                           .model = std::string(s.model), .prices = s.prices};
+    if (const auto* key = b.options.if_contains("prompt_cache_key"); key && key->is_bool())
+      options.prompt_cache_key = key->get_bool();
+    return retried(openai_backend(s.client, std::move(options)), b);
+  });
+  registry.add("anthropic", [](const backend_config& b, const backend_setup& s) {
+    anthropic_options options{.name = b.name, .api_key = b.api_key, .model = std::string(s.model), .prices = s.prices};
+    if (!b.base_url.empty()) options.base_url = b.base_url;
+    if (const auto* version = b.options.if_contains("version"); version && version->is_string())
+      options.version = std::string(version->get_string());
+    if (const auto* tokens = b.options.if_contains("max_tokens"); tokens && tokens->is_number())
+      options.max_tokens = tokens->to_number<std::uint64_t>();
+    if (const auto* tokens = b.options.if_contains("cache_min_tokens"); tokens && tokens->is_number())
+      options.cache_min_tokens = tokens->to_number<std::size_t>();
+    if (const auto* count = b.options.if_contains("cache_breakpoints"); count && count->is_number())
+      options.cache_breakpoints = std::min<std::size_t>(count->to_number<std::size_t>(), anthropic_max_breakpoints);
+    return retried(anthropic_backend(s.client, std::move(options)), b);
+  });
+  // One slots record per llama.cpp entry, shared by the backends every
+  // worker makes for it (the registry is copied, the map is not).
+  auto llama_servers = std::make_shared<std::pair<std::mutex, std::map<std::string, std::shared_ptr<llama_cpp_slots>>>>();
+  registry.add("llama.cpp", [llama_servers](const backend_config& b, const backend_setup& s) {
+    llama_cpp_options options{.name = b.name, .api_key = b.api_key, .model = std::string(s.model),
+                              .prices = s.prices, .statistics = s.prompt_statistics};
+    if (!b.base_url.empty()) options.base_url = b.base_url;
+    if (const auto* slots = b.options.if_contains("slots"); slots && slots->is_number())
+      options.slots = slots->to_number<std::size_t>();
+    if (const auto* files = b.options.if_contains("slot_files"); files && files->is_bool())
+      options.slot_files = files->get_bool();
+    if (const auto* reuse = b.options.if_contains("cache_reuse"); reuse && reuse->is_number())
+      options.cache_reuse = reuse->to_number<std::size_t>();
+    {
+      std::scoped_lock lock(llama_servers->first);
+      auto& shared = llama_servers->second[b.name + "\n" + options.base_url];
+      if (!shared) shared = std::make_shared<llama_cpp_slots>();
+      options.shared = shared;
+    }
+    return retried(llama_cpp_backend(s.client, std::move(options)), b);
+  });
+  registry.add("ollama", [](const backend_config& b, const backend_setup& s) {
+    ollama_options options{.name = b.name, .model = std::string(s.model), .prices = s.prices};
+    if (!b.base_url.empty()) options.base_url = b.base_url;
+    return retried(ollama_backend(s.client, std::move(options)), b);
+  });
+  registry.add("demo", [](const backend_config& b, const backend_setup&) { return any_backend(make_demo_backend(b.name)); });
+  return registry;
+}
+
+#ifdef LLMGATE_EXTERN_GATEWAY
+extern template backend_registry backend_registry::builtin<>();
+#endif
 
 }  // namespace llmgate::inline v0

@@ -158,57 +158,18 @@ class basic_gateway {
   /// aside, with a log line, and the cache starts empty).
   /// Throws llmgate::error naming the config field when something cannot
   /// be made.
-  basic_gateway(gateway_config config, gateway_parts parts, UserStages... stages)
-      : config_(checked(std::move(config), parts.backends)),
-        schemas_(loaded_schemas(config_)),
-        health_(backend_names(config_)),
-        prompt_stats_(std::make_shared<prompt_statistics>()),
-        registry_(watched(std::move(parts.backends), health_, prompt_stats_)),
-        log_(config_.log_requests, parts.log),
-        caches_(config_, std::move(parts.clock), log_),
-        shared_(made_shared_tier(config_, parts.shared, caches_, log_)),
-        router_(make_gateway_router(config_)),
-        models_(config_),
-        keys_(config_),
-        admission_(config_.max_concurrent_requests, config_.max_queued_requests),
-        stages_(std::move(stages)...),
-        listener_(config_.threads) {
-    services_ = {&config_, &models_, &admission_, &feedback_, &metrics_, &log_, &ids_, schemas_.get(), prompt_stats_.get()};
-    session_options_.max_body_bytes = config_.max_body_bytes;
-    session_options_.too_large = too_large();
-    // The one place every response is observed: the metrics and the log.
-    session_options_.on_served = [this](const served_request& served) {
-      metrics_.record(served);
-      log_.write(served);
-    };
-    for (std::size_t w = 0; w < listener_.workers(); ++w)
-      workers_.push_back(std::make_unique<worker>(*this, listener_.io(w).get_executor()));
-  }
+  basic_gateway(gateway_config config, gateway_parts parts, UserStages... stages);
 
   explicit basic_gateway(gateway_config config, std::FILE* log = stderr, UserStages... stages)
       : basic_gateway(std::move(config), gateway_parts{.log = log}, std::move(stages)...) {}
 
   basic_gateway(const basic_gateway&) = delete;
   basic_gateway& operator=(const basic_gateway&) = delete;
-  ~basic_gateway() { stop(); }
+  ~basic_gateway();
 
   /// Listens and serves on the config's threads; returns at once.
   /// Throws boost::system::system_error when the address cannot be bound.
-  void start() {
-    listener_.start(config_.address, config_.port, [this](boost::asio::ip::tcp::socket socket, std::size_t w) {
-      auto s = std::make_shared<session<boost::beast::tcp_stream>>(boost::beast::tcp_stream(std::move(socket)),
-                                                                    workers_[w]->routes, session_options_,
-                                                                    listener_.stopping());
-      listener_.remember(s);
-      auto served = s->run([this](const std::shared_ptr<session_base>& done) { listener_.forget(done); });
-      boost::asio::co_spawn(listener_.io(w), std::move(served),
-                            boost::asio::bind_cancellation_slot(s->slot(), boost::asio::detached));
-    });
-    if (config_.semantic_cache && caches_.semantic().learns())
-      refresher_ = std::jthread([this](std::stop_token stop) { caches_.refresh_until(stop); });
-    if (shared_) shared_->start();
-    log_.event("listening", {{"address", config_.address}, {"port", port()}, {"threads", config_.threads}});
-  }
+  void start();
 
   /// The port it listens on (the system's pick when the config says 0).
   unsigned short port() const { return listener_.port(); }
@@ -217,24 +178,10 @@ class basic_gateway {
   /// `drain` to finish, idle connections are closed; then the caches are
   /// saved (when a snapshot directory is set) and the threads end.
   /// Idempotent; called by the destructor.
-  void stop(std::chrono::milliseconds drain = std::chrono::seconds(30)) {
-    if (!listener_.stop(drain)) return;
-    refresher_ = {};  // asks it to stop and joins it: a re-embedding under way finishes first
-    if (shared_) shared_->stop(std::chrono::seconds(2));
-    caches_.save();
-    log_.event("stopped");
-  }
+  void stop(std::chrono::milliseconds drain = std::chrono::seconds(30));
 
   /// start(), then serve until SIGINT or SIGTERM, then stop().
-  void run() {
-    start();
-    boost::asio::io_context signals_io;
-    boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
-    signals.async_wait([](const boost::system::error_code&, int) {});
-    signals_io.run();
-    log_.event("draining");
-    stop();
-  }
+  void run();
 
   const gateway_config& config() const noexcept { return config_; }
   gateway_exact_cache& exact() noexcept { return caches_.exact(); }
@@ -450,7 +397,93 @@ class basic_gateway {
   std::jthread refresher_;                        // the semantic cache's new weights (gateway_caches::refresh_until)
 };
 
+// The members that compose the gateway are defined out of the class, so
+// that `extern template` (below) keeps them out of the files that only
+// use a gateway.
+
+template <class... UserStages>
+basic_gateway<UserStages...>::basic_gateway(gateway_config config, gateway_parts parts, UserStages... stages)
+    : config_(checked(std::move(config), parts.backends)),
+      schemas_(loaded_schemas(config_)),
+      health_(backend_names(config_)),
+      prompt_stats_(std::make_shared<prompt_statistics>()),
+      registry_(watched(std::move(parts.backends), health_, prompt_stats_)),
+      log_(config_.log_requests, parts.log),
+      caches_(config_, std::move(parts.clock), log_),
+      shared_(made_shared_tier(config_, parts.shared, caches_, log_)),
+      router_(make_gateway_router(config_)),
+      models_(config_),
+      keys_(config_),
+      admission_(config_.max_concurrent_requests, config_.max_queued_requests),
+      stages_(std::move(stages)...),
+      listener_(config_.threads) {
+  services_ = {&config_, &models_, &admission_, &feedback_, &metrics_, &log_, &ids_, schemas_.get(), prompt_stats_.get()};
+  session_options_.max_body_bytes = config_.max_body_bytes;
+  session_options_.too_large = too_large();
+  // The one place every response is observed: the metrics and the log.
+  session_options_.on_served = [this](const served_request& served) {
+    metrics_.record(served);
+    log_.write(served);
+  };
+  for (std::size_t w = 0; w < listener_.workers(); ++w)
+    workers_.push_back(std::make_unique<worker>(*this, listener_.io(w).get_executor()));
+}
+
+template <class... UserStages>
+basic_gateway<UserStages...>::~basic_gateway() {
+  stop();
+}
+
+template <class... UserStages>
+void basic_gateway<UserStages...>::start() {
+  listener_.start(config_.address, config_.port, [this](boost::asio::ip::tcp::socket socket, std::size_t w) {
+    auto s = std::make_shared<session<boost::beast::tcp_stream>>(boost::beast::tcp_stream(std::move(socket)),
+                                                                  workers_[w]->routes, session_options_,
+                                                                  listener_.stopping());
+    listener_.remember(s);
+    auto served = s->run([this](const std::shared_ptr<session_base>& done) { listener_.forget(done); });
+    boost::asio::co_spawn(listener_.io(w), std::move(served),
+                          boost::asio::bind_cancellation_slot(s->slot(), boost::asio::detached));
+  });
+  if (config_.semantic_cache && caches_.semantic().learns())
+    refresher_ = std::jthread([this](std::stop_token stop) { caches_.refresh_until(stop); });
+  if (shared_) shared_->start();
+  log_.event("listening", {{"address", config_.address}, {"port", port()}, {"threads", config_.threads}});
+}
+
+template <class... UserStages>
+void basic_gateway<UserStages...>::stop(std::chrono::milliseconds drain) {
+  if (!listener_.stop(drain)) return;
+  refresher_ = {};  // asks it to stop and joins it: a re-embedding under way finishes first
+  if (shared_) shared_->stop(std::chrono::seconds(2));
+  caches_.save();
+  log_.event("stopped");
+}
+
+template <class... UserStages>
+void basic_gateway<UserStages...>::run() {
+  start();
+  boost::asio::io_context signals_io;
+  boost::asio::signal_set signals(signals_io, SIGINT, SIGTERM);
+  signals.async_wait([](const boost::system::error_code&, int) {});
+  signals_io.run();
+  log_.event("draining");
+  stop();
+}
+
 /// The gateway with no stages of the program's own.
 using gateway = basic_gateway<>;
+
+// A program whose many files use llmgate::gateway can compile it once:
+// define LLMGATE_EXTERN_GATEWAY in every file, and in one of them
+// instantiate the gateway and its built-in backend kinds:
+//
+//   template class llmgate::basic_gateway<>;
+//   template llmgate::backend_registry llmgate::backend_registry::builtin<>();
+//
+// (llmgate's own tests do, in tests/server/gateway_instance.cpp.)
+#ifdef LLMGATE_EXTERN_GATEWAY
+extern template class basic_gateway<>;
+#endif
 
 }  // namespace llmgate::inline v0

@@ -36,6 +36,7 @@
 #pragma once
 
 #include <atomic>       // std::atomic
+#include <cerrno>       // errno, EAGAIN
 #include <chrono>       // std::chrono::steady_clock, milliseconds
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
@@ -45,6 +46,7 @@
 #include <mutex>        // std::mutex, std::lock_guard
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <type_traits>  // std::is_same_v
 #include <unordered_map>  // origin -> idle connections
 #include <utility>      // std::move
 #include <variant>      // std::variant, std::visit
@@ -62,6 +64,8 @@
 #include <boost/beast/http.hpp>          // http::request, response, parser, async_read/write
 #include <boost/beast/ssl/ssl_stream.hpp>    // beast::ssl_stream
 #include <boost/system/system_error.hpp> // boost::system::system_error
+
+#include <sys/socket.h>  // recv, MSG_PEEK, MSG_DONTWAIT: still_open's peek
 
 #include "llmgate/backend/detail/keep_alive.hpp"  // parse_keep_alive, pooled_lifetime
 #include "llmgate/backend/url.hpp"
@@ -121,7 +125,7 @@ class http_client {
   /// Sends `request` to `url`'s origin (the target is the request's) and
   /// reads the whole response, up to options().max_body_bytes.
   net::awaitable<http_response> send(const base_url& url, http_request request) {
-    co_return co_await exchange(url, std::move(request), nullptr);
+    return exchange(url, std::move(request), nullptr);
   }
 
   /// As send, but a 2xx body goes to `on_body` piece by piece as it arrives
@@ -217,8 +221,19 @@ class http_client {
                                         const body_handler* on_body, std::string_view& phase) {
     auto& tcp = beast::get_lowest_layer(stream);
     phase = sending;
+    http::request_serializer<http::string_body> serializer(request);
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      // A request usually fits in the socket's send buffer: on plain TCP it
+      // is written now (the socket is non-blocking), with no timer and no
+      // trip through the scheduler. What does not fit goes on below,
+      // asynchronously, under the first-byte timeout.
+      boost::system::error_code code;
+      http::write(tcp.socket(), serializer, code);
+      if (code && code != net::error::would_block && code != net::error::try_again)
+        throw boost::system::system_error(code);
+    }
     tcp.expires_after(options_.first_byte_timeout);
-    co_await http::async_write(stream, request, net::use_awaitable);
+    if (!serializer.is_done()) co_await http::async_write(stream, serializer, net::use_awaitable);
 
     phase = awaiting;
     http::response_parser<http::empty_body> head;
@@ -233,24 +248,7 @@ class http_client {
 
     phase = "reading the response body";
     const unsigned status = head.get().result_int();
-    if (on_body && status >= 200 && status < 300) {
-      http::response_parser<http::buffer_body> parser(std::move(head));  // bounded by the consumer
-      char piece[16 * 1024];
-      while (!parser.is_done()) {
-        parser.get().body().data = piece;
-        parser.get().body().size = sizeof piece;
-        tcp.expires_after(options_.idle_timeout);
-        auto [code, bytes] = co_await http::async_read_some(stream, link.buffer, parser,
-                                                            net::as_tuple(net::use_awaitable));
-        if (code && code != http::error::need_buffer) throw boost::system::system_error(code);
-        const std::size_t received = sizeof piece - parser.get().body().size;
-        if (received) co_await (*on_body)(std::string_view(piece, received));
-      }
-      tcp.expires_never();
-      http_response response;
-      response.base() = parser.get().base();
-      co_return exchanged{std::move(response), parser.keep_alive()};
-    }
+    if (on_body && status >= 200 && status < 300) co_return co_await stream_body(stream, link, head, *on_body);
     http::response_parser<http::string_body> parser(std::move(head));
     // The header was read without a limit (a stream may be long); a
     // Content-Length beyond the limit is refused here, a chunked body while read.
@@ -272,6 +270,31 @@ class http_client {
     co_return exchanged{parser.release(), keep_alive};
   }
 
+  // The body of a 2xx answer to a streaming request, piece by piece to
+  // `on_body`. A coroutine of its own: its buffer is not in the frame of
+  // every exchange.
+  template <class Stream>
+  net::awaitable<exchanged> stream_body(Stream& stream, connection& link, http::response_parser<http::empty_body>& head,
+                                        const body_handler& on_body) {
+    auto& tcp = beast::get_lowest_layer(stream);
+    http::response_parser<http::buffer_body> parser(std::move(head));  // bounded by the consumer
+    char piece[16 * 1024];
+    while (!parser.is_done()) {
+      parser.get().body().data = piece;
+      parser.get().body().size = sizeof piece;
+      tcp.expires_after(options_.idle_timeout);
+      auto [code, bytes] = co_await http::async_read_some(stream, link.buffer, parser,
+                                                          net::as_tuple(net::use_awaitable));
+      if (code && code != http::error::need_buffer) throw boost::system::system_error(code);
+      const std::size_t received = sizeof piece - parser.get().body().size;
+      if (received) co_await on_body(std::string_view(piece, received));
+    }
+    tcp.expires_never();
+    http_response response;
+    response.base() = parser.get().base();
+    co_return exchanged{std::move(response), parser.keep_alive()};
+  }
+
   net::awaitable<std::unique_ptr<connection>> connect(const base_url& url) {
     net::ip::tcp::resolver resolver(executor_);
     const auto endpoints = co_await resolver.async_resolve(url.host, url.port, net::use_awaitable);
@@ -279,6 +302,7 @@ class http_client {
     tcp.expires_after(options_.connect_timeout);
     co_await tcp.async_connect(endpoints, net::use_awaitable);
     tcp.socket().set_option(net::ip::tcp::no_delay(true));  // requests are small; send at once
+    tcp.socket().non_blocking(true);  // exchange_on writes a request at once where it can
     ++connections_opened_;
     if (!url.tls) {
       tcp.expires_never();
@@ -336,15 +360,12 @@ class http_client {
     auto& socket = std::visit([](auto& stream) -> net::ip::tcp::socket& {
       return beast::get_lowest_layer(stream).socket();
     }, link.stream);
-    boost::system::error_code code;
-    const bool was_non_blocking = socket.non_blocking();
-    socket.non_blocking(true, code);
-    if (code) return false;
+    // One non-blocking peek: no change of the socket's blocking mode, which
+    // Asio would have to set again (two more system calls) for the next
+    // asynchronous operation.
     char byte;
-    socket.receive(net::buffer(&byte, 1), net::socket_base::message_peek, code);
-    const bool idle = code == net::error::would_block;
-    socket.non_blocking(was_non_blocking, code);
-    return idle && !code;
+    const auto received = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
   }
 
   static errc classify(const boost::system::error_code& code) {

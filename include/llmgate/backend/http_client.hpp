@@ -35,6 +35,7 @@
 // has a lock, each exchange owns its connection.
 #pragma once
 
+#include <array>        // std::array
 #include <atomic>       // std::atomic
 #include <cerrno>       // errno, EAGAIN
 #include <chrono>       // std::chrono::steady_clock, milliseconds
@@ -59,6 +60,8 @@
 #include <boost/asio/ssl/host_name_verification.hpp>  // certificate host name check
 #include <boost/asio/this_coro.hpp>      // net::this_coro::executor
 #include <boost/asio/use_awaitable.hpp>  // net::use_awaitable
+#include <boost/asio/write.hpp>          // net::async_write
+#include <boost/beast/core/buffers_suffix.hpp>  // beast::buffers_suffix: what a write left
 #include <boost/beast/core/flat_buffer.hpp>  // beast::flat_buffer
 #include <boost/beast/core/tcp_stream.hpp>   // beast::tcp_stream: a socket with timeouts
 #include <boost/beast/http.hpp>          // http::request, response, parser, async_read/write
@@ -162,6 +165,7 @@ class http_client {
         : stream(std::in_place_type<tls_stream>, std::move(tcp), context) {}
     std::variant<beast::tcp_stream, tls_stream> stream;
     beast::flat_buffer buffer;  ///< bytes read past a message stay with their connection
+    std::string head;           ///< the head of the request being sent, rendered
     clock::time_point idle_since;
     clock::time_point reusable_until;  ///< past this the server may have closed it
   };
@@ -179,12 +183,13 @@ class http_client {
 
   net::awaitable<http_response> exchange(const base_url& url, http_request request,
                                          const body_handler* on_body) {
-    request.set(http::field::host, url.host_header());
+    std::string host = url.host_header();
+    request.set(http::field::host, host);
     if (request.find(http::field::user_agent) == request.end())
       request.set(http::field::user_agent, "llmgate");
     request.keep_alive(true);
     request.prepare_payload();
-    const std::string origin = url.origin();
+    const std::string origin = (url.tls ? "https://" : "http://") + std::move(host);  // url.origin()
     for (bool fresh = false;; fresh = true) {
       std::unique_ptr<connection> link = fresh ? nullptr : take(origin);
       const bool was_reused = link != nullptr;
@@ -221,19 +226,32 @@ class http_client {
                                         const body_handler* on_body, std::string_view& phase) {
     auto& tcp = beast::get_lowest_layer(stream);
     phase = sending;
-    http::request_serializer<http::string_body> serializer(request);
-    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
-      // A request usually fits in the socket's send buffer: on plain TCP it
-      // is written now (the socket is non-blocking), with no timer and no
-      // trip through the scheduler. What does not fit goes on below,
-      // asynchronously, under the first-byte timeout.
-      boost::system::error_code code;
-      http::write(tcp.socket(), serializer, code);
-      if (code && code != net::error::would_block && code != net::error::try_again)
-        throw boost::system::system_error(code);
+    if (request.chunked()) {  // Beast writes the chunks
+      tcp.expires_after(options_.first_byte_timeout);
+      co_await http::async_write(stream, request, net::use_awaitable);
+    } else {
+      // The bytes Beast's serializer writes for a message that is not
+      // chunked: the head, then the body as it is.
+      render_head(request, link.head);
+      const std::array<net::const_buffer, 2> wire{net::buffer(link.head), net::buffer(request.body())};
+      std::size_t written = 0;
+      if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+        // A request usually fits in the socket's send buffer: on plain TCP
+        // it is written now (the socket is non-blocking), with no timer and
+        // no trip through the scheduler. What does not fit goes on below,
+        // asynchronously, under the first-byte timeout.
+        boost::system::error_code code;
+        written = tcp.socket().write_some(wire, code);
+        if (code && code != net::error::would_block && code != net::error::try_again)
+          throw boost::system::system_error(code);
+      }
+      tcp.expires_after(options_.first_byte_timeout);
+      if (written < link.head.size() + request.body().size()) {
+        beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(wire);
+        rest.consume(written);
+        co_await net::async_write(stream, rest, net::use_awaitable);
+      }
     }
-    tcp.expires_after(options_.first_byte_timeout);
-    if (!serializer.is_done()) co_await http::async_write(stream, serializer, net::use_awaitable);
 
     phase = awaiting;
     http::response_parser<http::empty_body> head;
@@ -293,6 +311,24 @@ class http_client {
     http_response response;
     response.base() = parser.get().base();
     co_return exchanged{std::move(response), parser.keep_alive()};
+  }
+
+  // The start line and header fields of `request` as Beast writes them.
+  static void render_head(const http_request& request, std::string& out) {
+    out.clear();
+    const auto method = request.method_string();
+    const auto target = request.target();
+    out.append(method.data(), method.size()).append(1, ' ').append(target.data(), target.size());
+    const unsigned version = request.version();
+    const char line_end[] = {' ', 'H', 'T', 'T', 'P', '/', static_cast<char>('0' + version / 10), '.',
+                             static_cast<char>('0' + version % 10), '\r', '\n'};
+    out.append(line_end, sizeof line_end);
+    for (const auto& field : request) {
+      const auto name = field.name_string();
+      const auto value = field.value();
+      out.append(name.data(), name.size()).append(": ", 2).append(value.data(), value.size()).append("\r\n", 2);
+    }
+    out.append("\r\n", 2);
   }
 
   net::awaitable<std::unique_ptr<connection>> connect(const base_url& url) {

@@ -85,7 +85,8 @@ class openai_backend {
   net::awaitable<chat_response> complete(const chat_request& request, json_fields hints) {
     chat_response response = co_await upstream_.post_text(completions_path_, wire_request(request, false, hints),
                                                           &read_chat_answer);
-    co_return finish(std::move(response), request);
+    detail::finish_response(response, request, options_.name, options_.model, options_.prices.get());
+    co_return response;
   }
 
   /// stream() with `hints` added to the body, as complete() adds them.
@@ -160,8 +161,9 @@ class openai_backend {
   // form, else from its tree, which gives what parse_chat_response gives.
   static chat_response read_chat_answer(std::string_view answer) {
     chat_response response;
-    if (detail::read_chat_response(answer, response)) return response;
-    return detail::decode_json_answer(answer, [](const boost::json::value& tree) { return parse_chat_response(tree); });
+    if (!detail::read_chat_response(answer, response))
+      response = detail::decode_json_answer(answer, [](const boost::json::value& tree) { return parse_chat_response(tree); });
+    return response;
   }
 
   // The request as sent: the configured model, a stream asks for its usage

@@ -191,33 +191,53 @@ class chat_response_handler {
   }
 
   // Sets slot_ for `key` in the current object; false for a key not read.
+  // The length picks the candidates: most keys an answer has are compared
+  // with one name or none.
   bool name(std::string_view key) {
     slot_ = slot::skip;
+    const auto is = [&](std::string_view name, slot named) {
+      if (key == name) slot_ = named;
+    };
     switch (top()) {
       case frame::top:
-        if (key == "id") slot_ = slot::id;
-        else if (key == "model") slot_ = slot::model;
-        else if (key == "created") slot_ = slot::created;
-        else if (key == "choices") slot_ = slot::choices;
-        else if (key == "usage") slot_ = slot::usage;
-        else if (key == "timings") slot_ = slot::timings;  // llama.cpp's cache_n: the tree reads it
+        switch (key.size()) {
+          case 2: is("id", slot::id); break;
+          case 5: is("model", slot::model); is("usage", slot::usage); break;
+          case 7:
+            is("created", slot::created); is("choices", slot::choices);
+            is("timings", slot::timings);  // llama.cpp's cache_n: the tree reads it
+            break;
+          default: break;
+        }
         break;
       case frame::choice:
-        if (key == "finish_reason") slot_ = slot::finish_reason;
-        else if (key == "message") slot_ = slot::message;
+        switch (key.size()) {
+          case 7: is("message", slot::message); break;
+          case 13: is("finish_reason", slot::finish_reason); break;
+          default: break;
+        }
         break;
       case frame::message:
-        if (key == "content") slot_ = slot::content;
-        else if (key == "tool_calls") slot_ = slot::tool_calls;
+        switch (key.size()) {
+          case 7: is("content", slot::content); break;
+          case 10: is("tool_calls", slot::tool_calls); break;
+          default: break;
+        }
         break;
       case frame::usage:
-        if (key == "prompt_tokens") slot_ = slot::prompt_tokens;
-        else if (key == "completion_tokens") slot_ = slot::completion_tokens;
-        else if (key == "prompt_tokens_details") slot_ = slot::details;
+        switch (key.size()) {
+          case 13: is("prompt_tokens", slot::prompt_tokens); break;
+          case 17: is("completion_tokens", slot::completion_tokens); break;
+          case 21: is("prompt_tokens_details", slot::details); break;
+          default: break;
+        }
         break;
       case frame::details:
-        if (key == "cached_tokens") slot_ = slot::cached_tokens;
-        else if (key == "cache_write_tokens") slot_ = slot::cache_write_tokens;
+        switch (key.size()) {
+          case 13: is("cached_tokens", slot::cached_tokens); break;
+          case 18: is("cache_write_tokens", slot::cache_write_tokens); break;
+          default: break;
+        }
         break;
       default: break;
     }

@@ -35,7 +35,9 @@
 // has a lock, each exchange owns its connection.
 #pragma once
 
+#include <array>        // std::array
 #include <atomic>       // std::atomic
+#include <cerrno>       // errno, EAGAIN
 #include <chrono>       // std::chrono::steady_clock, milliseconds
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
@@ -45,6 +47,7 @@
 #include <mutex>        // std::mutex, std::lock_guard
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <type_traits>  // std::is_same_v
 #include <unordered_map>  // origin -> idle connections
 #include <utility>      // std::move
 #include <variant>      // std::variant, std::visit
@@ -57,11 +60,15 @@
 #include <boost/asio/ssl/host_name_verification.hpp>  // certificate host name check
 #include <boost/asio/this_coro.hpp>      // net::this_coro::executor
 #include <boost/asio/use_awaitable.hpp>  // net::use_awaitable
+#include <boost/asio/write.hpp>          // net::async_write
+#include <boost/beast/core/buffers_suffix.hpp>  // beast::buffers_suffix: what a write left
 #include <boost/beast/core/flat_buffer.hpp>  // beast::flat_buffer
 #include <boost/beast/core/tcp_stream.hpp>   // beast::tcp_stream: a socket with timeouts
 #include <boost/beast/http.hpp>          // http::request, response, parser, async_read/write
 #include <boost/beast/ssl/ssl_stream.hpp>    // beast::ssl_stream
 #include <boost/system/system_error.hpp> // boost::system::system_error
+
+#include <sys/socket.h>  // recv, MSG_PEEK, MSG_DONTWAIT: still_open's peek
 
 #include "llmgate/backend/detail/keep_alive.hpp"  // parse_keep_alive, pooled_lifetime
 #include "llmgate/backend/url.hpp"
@@ -121,7 +128,7 @@ class http_client {
   /// Sends `request` to `url`'s origin (the target is the request's) and
   /// reads the whole response, up to options().max_body_bytes.
   net::awaitable<http_response> send(const base_url& url, http_request request) {
-    co_return co_await exchange(url, std::move(request), nullptr);
+    return exchange(url, std::move(request), nullptr);
   }
 
   /// As send, but a 2xx body goes to `on_body` piece by piece as it arrives
@@ -158,6 +165,7 @@ class http_client {
         : stream(std::in_place_type<tls_stream>, std::move(tcp), context) {}
     std::variant<beast::tcp_stream, tls_stream> stream;
     beast::flat_buffer buffer;  ///< bytes read past a message stay with their connection
+    std::string head;           ///< the head of the request being sent, rendered
     clock::time_point idle_since;
     clock::time_point reusable_until;  ///< past this the server may have closed it
   };
@@ -175,12 +183,13 @@ class http_client {
 
   net::awaitable<http_response> exchange(const base_url& url, http_request request,
                                          const body_handler* on_body) {
-    request.set(http::field::host, url.host_header());
+    std::string host = url.host_header();
+    request.set(http::field::host, host);
     if (request.find(http::field::user_agent) == request.end())
       request.set(http::field::user_agent, "llmgate");
     request.keep_alive(true);
     request.prepare_payload();
-    const std::string origin = url.origin();
+    const std::string origin = (url.tls ? "https://" : "http://") + std::move(host);  // url.origin()
     for (bool fresh = false;; fresh = true) {
       std::unique_ptr<connection> link = fresh ? nullptr : take(origin);
       const bool was_reused = link != nullptr;
@@ -217,8 +226,32 @@ class http_client {
                                         const body_handler* on_body, std::string_view& phase) {
     auto& tcp = beast::get_lowest_layer(stream);
     phase = sending;
-    tcp.expires_after(options_.first_byte_timeout);
-    co_await http::async_write(stream, request, net::use_awaitable);
+    if (request.chunked()) {  // Beast writes the chunks
+      tcp.expires_after(options_.first_byte_timeout);
+      co_await http::async_write(stream, request, net::use_awaitable);
+    } else {
+      // The bytes Beast's serializer writes for a message that is not
+      // chunked: the head, then the body as it is.
+      render_head(request, link.head);
+      const std::array<net::const_buffer, 2> wire{net::buffer(link.head), net::buffer(request.body())};
+      std::size_t written = 0;
+      if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+        // A request usually fits in the socket's send buffer: on plain TCP
+        // it is written now (the socket is non-blocking), with no timer and
+        // no trip through the scheduler. What does not fit goes on below,
+        // asynchronously, under the first-byte timeout.
+        boost::system::error_code code;
+        written = tcp.socket().write_some(wire, code);
+        if (code && code != net::error::would_block && code != net::error::try_again)
+          throw boost::system::system_error(code);
+      }
+      tcp.expires_after(options_.first_byte_timeout);
+      if (written < link.head.size() + request.body().size()) {
+        beast::buffers_suffix<std::array<net::const_buffer, 2>> rest(wire);
+        rest.consume(written);
+        co_await net::async_write(stream, rest, net::use_awaitable);
+      }
+    }
 
     phase = awaiting;
     http::response_parser<http::empty_body> head;
@@ -233,24 +266,7 @@ class http_client {
 
     phase = "reading the response body";
     const unsigned status = head.get().result_int();
-    if (on_body && status >= 200 && status < 300) {
-      http::response_parser<http::buffer_body> parser(std::move(head));  // bounded by the consumer
-      char piece[16 * 1024];
-      while (!parser.is_done()) {
-        parser.get().body().data = piece;
-        parser.get().body().size = sizeof piece;
-        tcp.expires_after(options_.idle_timeout);
-        auto [code, bytes] = co_await http::async_read_some(stream, link.buffer, parser,
-                                                            net::as_tuple(net::use_awaitable));
-        if (code && code != http::error::need_buffer) throw boost::system::system_error(code);
-        const std::size_t received = sizeof piece - parser.get().body().size;
-        if (received) co_await (*on_body)(std::string_view(piece, received));
-      }
-      tcp.expires_never();
-      http_response response;
-      response.base() = parser.get().base();
-      co_return exchanged{std::move(response), parser.keep_alive()};
-    }
+    if (on_body && status >= 200 && status < 300) co_return co_await stream_body(stream, link, head, *on_body);
     http::response_parser<http::string_body> parser(std::move(head));
     // The header was read without a limit (a stream may be long); a
     // Content-Length beyond the limit is refused here, a chunked body while read.
@@ -272,6 +288,49 @@ class http_client {
     co_return exchanged{parser.release(), keep_alive};
   }
 
+  // The body of a 2xx answer to a streaming request, piece by piece to
+  // `on_body`. A coroutine of its own: its buffer is not in the frame of
+  // every exchange.
+  template <class Stream>
+  net::awaitable<exchanged> stream_body(Stream& stream, connection& link, http::response_parser<http::empty_body>& head,
+                                        const body_handler& on_body) {
+    auto& tcp = beast::get_lowest_layer(stream);
+    http::response_parser<http::buffer_body> parser(std::move(head));  // bounded by the consumer
+    char piece[16 * 1024];
+    while (!parser.is_done()) {
+      parser.get().body().data = piece;
+      parser.get().body().size = sizeof piece;
+      tcp.expires_after(options_.idle_timeout);
+      auto [code, bytes] = co_await http::async_read_some(stream, link.buffer, parser,
+                                                          net::as_tuple(net::use_awaitable));
+      if (code && code != http::error::need_buffer) throw boost::system::system_error(code);
+      const std::size_t received = sizeof piece - parser.get().body().size;
+      if (received) co_await on_body(std::string_view(piece, received));
+    }
+    tcp.expires_never();
+    http_response response;
+    response.base() = parser.get().base();
+    co_return exchanged{std::move(response), parser.keep_alive()};
+  }
+
+  // The start line and header fields of `request` as Beast writes them.
+  static void render_head(const http_request& request, std::string& out) {
+    out.clear();
+    const auto method = request.method_string();
+    const auto target = request.target();
+    out.append(method.data(), method.size()).append(1, ' ').append(target.data(), target.size());
+    const unsigned version = request.version();
+    const char line_end[] = {' ', 'H', 'T', 'T', 'P', '/', static_cast<char>('0' + version / 10), '.',
+                             static_cast<char>('0' + version % 10), '\r', '\n'};
+    out.append(line_end, sizeof line_end);
+    for (const auto& field : request) {
+      const auto name = field.name_string();
+      const auto value = field.value();
+      out.append(name.data(), name.size()).append(": ", 2).append(value.data(), value.size()).append("\r\n", 2);
+    }
+    out.append("\r\n", 2);
+  }
+
   net::awaitable<std::unique_ptr<connection>> connect(const base_url& url) {
     net::ip::tcp::resolver resolver(executor_);
     const auto endpoints = co_await resolver.async_resolve(url.host, url.port, net::use_awaitable);
@@ -279,6 +338,7 @@ class http_client {
     tcp.expires_after(options_.connect_timeout);
     co_await tcp.async_connect(endpoints, net::use_awaitable);
     tcp.socket().set_option(net::ip::tcp::no_delay(true));  // requests are small; send at once
+    tcp.socket().non_blocking(true);  // exchange_on writes a request at once where it can
     ++connections_opened_;
     if (!url.tls) {
       tcp.expires_never();
@@ -336,15 +396,12 @@ class http_client {
     auto& socket = std::visit([](auto& stream) -> net::ip::tcp::socket& {
       return beast::get_lowest_layer(stream).socket();
     }, link.stream);
-    boost::system::error_code code;
-    const bool was_non_blocking = socket.non_blocking();
-    socket.non_blocking(true, code);
-    if (code) return false;
+    // One non-blocking peek: no change of the socket's blocking mode, which
+    // Asio would have to set again (two more system calls) for the next
+    // asynchronous operation.
     char byte;
-    socket.receive(net::buffer(&byte, 1), net::socket_base::message_peek, code);
-    const bool idle = code == net::error::would_block;
-    socket.non_blocking(was_non_blocking, code);
-    return idle && !code;
+    const auto received = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return received < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
   }
 
   static errc classify(const boost::system::error_code& code) {

@@ -37,6 +37,7 @@
 #include "llmgate/backend/backend.hpp"
 #include "llmgate/backend/backend_error.hpp"
 #include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
+#include "llmgate/chat/detail/chat_response_reader.hpp"  // read_chat_response: an answer without a tree
 #include "llmgate/backend/chat_assembler.hpp"
 #include "llmgate/backend/detail/upstream.hpp"
 #include "llmgate/backend/embedding.hpp"
@@ -64,7 +65,8 @@ class openai_backend {
   /// Shares `client` (and its connection pool) with other backends.
   openai_backend(std::shared_ptr<http_client> client, openai_options options)
       : options_(std::move(options)),
-        upstream_(std::move(client), options_.name, options_.base_url, request_headers(options_)) {}
+        upstream_(std::move(client), options_.name, options_.base_url, request_headers(options_)),
+        completions_path_(path("/chat/completions")) {}
 
   /// Makes a client of its own on `executor`.
   openai_backend(net::any_io_executor executor, openai_options options)
@@ -81,10 +83,10 @@ class openai_backend {
   /// complete() with `hints` added to the body (each one the client did
   /// not set itself).
   net::awaitable<chat_response> complete(const chat_request& request, json_fields hints) {
-    chat_response response = co_await upstream_.post(
-        path("/chat/completions"), wire_request(request, false, hints),
-        [](const boost::json::value& answer) { return parse_chat_response(answer); });
-    co_return finish(std::move(response), request);
+    chat_response response = co_await upstream_.post_text(completions_path_, wire_request(request, false, hints),
+                                                          &read_chat_answer);
+    detail::finish_response(response, request, options_.name, options_.model, options_.prices.get());
+    co_return response;
   }
 
   /// stream() with `hints` added to the body, as complete() adds them.
@@ -94,7 +96,7 @@ class openai_backend {
     chat_assembler assembled;
     bool done = false;
     co_await upstream_.post_streaming(
-        path("/chat/completions"), wire_request(request, true, hints), [&](std::string_view bytes) -> net::awaitable<void> {
+        completions_path_, wire_request(request, true, hints), [&](std::string_view bytes) -> net::awaitable<void> {
           events.clear();
           parser.feed(bytes, events);
           for (const auto& event : events) {
@@ -155,6 +157,15 @@ class openai_backend {
 
   std::string path(std::string_view api) const { return std::string(api) + options_.query; }
 
+  // A chat.completion answer: read from its text where it has the common
+  // form, else from its tree, which gives what parse_chat_response gives.
+  static chat_response read_chat_answer(std::string_view answer) {
+    chat_response response;
+    if (!detail::read_chat_response(answer, response))
+      response = detail::decode_json_answer(answer, [](const boost::json::value& tree) { return parse_chat_response(tree); });
+    return response;
+  }
+
   // The request as sent: the configured model, a stream asks for its usage
   // chunk, and a PML prompt carries its hints.
   std::string wire_request(const chat_request& request, bool stream, json_fields& hints) const {
@@ -204,6 +215,7 @@ class openai_backend {
 
   openai_options options_;
   detail::upstream upstream_;
+  std::string completions_path_;  ///< "/chat/completions" and the query
 };
 
 static_assert(Backend<openai_backend>);

@@ -191,6 +191,20 @@ inline void finish_response(chat_response& response, const chat_request& request
   if (price) response.cost_usd = price_table::cost(*price, response.usage);
 }
 
+/// decode(the JSON tree of `answer`), the tree living only while decode
+/// copies what it needs out; an answer that is not JSON is an
+/// upstream_protocol_error. Not a coroutine: the arena's first block is on
+/// the caller's stack, not in a coroutine frame.
+template <class Decode>
+auto decode_json_answer(std::string_view answer, const Decode& decode) -> decltype(decode(boost::json::value())) {
+  unsigned char first_block[4096];
+  boost::json::monotonic_resource memory(first_block, sizeof first_block);
+  boost::system::error_code code;
+  auto value = boost::json::parse(answer, code, &memory);
+  if (code) throw error(errc::upstream_protocol_error, "answer is not JSON (" + code.message() + ")");
+  return decode(value);
+}
+
 /// One model server: its base URL, the headers every request carries, and
 /// the client that talks to it. Every method throws backend_error only
 /// (cancellation aside).
@@ -212,7 +226,7 @@ class upstream {
   template <class Decode>
   auto post(std::string_view path, std::string body, Decode decode)
       -> net::awaitable<decltype(decode(boost::json::value()))> {
-    co_return co_await exchange(make_request(http::verb::post, path, std::move(body)), std::move(decode));
+    return exchange(make_request(http::verb::post, path, std::move(body)), tree_decoder<Decode>{std::move(decode)});
   }
 
   /// post() of a JSON object, serialised now (not a coroutine: the
@@ -223,11 +237,19 @@ class upstream {
     return post(path, boost::json::serialize(body), std::move(decode));
   }
 
+  /// post() for a decoder of the answer's text, decode(std::string_view),
+  /// that reads it without a tree (or with decode_json_answer).
+  template <class Decode>
+  auto post_text(std::string_view path, std::string body, Decode decode)
+      -> net::awaitable<decltype(decode(std::string_view()))> {
+    return exchange(make_request(http::verb::post, path, std::move(body)), std::move(decode));
+  }
+
   /// GETs base path + `path` and returns decode(JSON answer).
   template <class Decode>
   auto get(std::string_view path, Decode decode)
       -> net::awaitable<decltype(decode(boost::json::value()))> {
-    co_return co_await exchange(make_request(http::verb::get, path, std::nullopt), std::move(decode));
+    return exchange(make_request(http::verb::get, path, std::nullopt), tree_decoder<Decode>{std::move(decode)});
   }
 
   /// POSTs `body` (JSON text) and hands each piece of the 2xx answer to
@@ -246,7 +268,10 @@ class upstream {
 
  private:
   http_request make_request(http::verb verb, std::string_view path, std::optional<std::string> body) const {
-    http_request request(verb, url_.path + std::string(path), 11);
+    std::string target;
+    target.reserve(url_.path.size() + path.size());
+    target.append(url_.path).append(path);
+    http_request request(verb, target, 11);
     for (const auto& [name, value] : headers_) request.set(name, value);
     request.set(http::field::accept, "application/json, text/event-stream, application/x-ndjson");
     if (body) {
@@ -256,19 +281,21 @@ class upstream {
     return request;
   }
 
+  // A decoder of the parsed answer as a decoder of its text.
+  template <class Decode>
+  struct tree_decoder {
+    Decode decode;
+    auto operator()(std::string_view text) const { return decode_json_answer(text, decode); }
+  };
+
+  // Returns decode(answer's text) (a 2xx answer; others are errors).
   template <class Decode>
   auto exchange(http_request request, Decode decode)
-      -> net::awaitable<decltype(decode(boost::json::value()))> {
+      -> net::awaitable<decltype(decode(std::string_view()))> {
     try {
       const auto response = co_await client_->send(url_, std::move(request));
       if (response.result_int() / 100 != 2) throw upstream_failure(backend_, response);
-      // The parsed answer lives only while decode copies what it needs out.
-      boost::json::monotonic_resource memory;
-      boost::system::error_code code;
-      auto value = boost::json::parse(response.body(), code, &memory);
-      if (code)
-        throw error(errc::upstream_protocol_error, "answer is not JSON (" + code.message() + ")");
-      co_return decode(value);
+      co_return decode(std::string_view(response.body()));
     } catch (const backend_error&) {
       throw;
     } catch (const error& failure) {

@@ -2,7 +2,8 @@
 // escaped as boost::json::serialize writes them, with no tree and no string
 // per value. The OpenAI wire writers (chat/openai_wire.hpp) write every body
 // this way, the exact cache a request's canonical text, and the gateway its
-// JSON responses and log lines. Network side: it uses Boost.JSON's serializer.
+// JSON responses and log lines. Network side: value() writes Boost.JSON's
+// values.
 //
 // Doubles are written as plain decimals (1795692372.1728883, 0.00000035,
 // 0.0), not as Boost.JSON writes them (1.7956923721728883E9, 3.5E-7, 0E0):
@@ -21,7 +22,6 @@
 
 #include <boost/json/array.hpp>       // boost::json::array
 #include <boost/json/object.hpp>      // boost::json::object
-#include <boost/json/serializer.hpp>  // boost::json::serializer
 #include <boost/json/value.hpp>       // boost::json::value
 
 #include "llmgate/version.hpp"  // the inline versioned namespace
@@ -35,10 +35,38 @@ class json_appender {
   /// Text as it is: punctuation and names known to need no escaping.
   void raw(std::string_view text) { out_.append(text); }
 
-  /// `text` as a JSON string.
+  /// `text` as a JSON string, escaped as boost::json::serialize escapes:
+  /// '"' and '\\', the short forms \b \t \n \f \r, other control
+  /// characters as \u00xx (lower-case hex), every other byte as it is.
   void string(std::string_view text) {
-    serializer_.reset(boost::json::string_view(text.data(), text.size()));
-    drain();
+    out_.push_back('"');
+    const char* run = text.data();
+    const char* const end = text.data() + text.size();
+    for (const char* at = run; at != end; ++at) {
+      const auto byte = static_cast<unsigned char>(*at);
+      if (byte >= 0x20 && byte != '"' && byte != '\\') continue;
+      out_.append(run, at);
+      run = at + 1;
+      char escaped[6] = {'\\', 0, '0', '0', 0, 0};
+      switch (byte) {
+        case '"': escaped[1] = '"'; break;
+        case '\\': escaped[1] = '\\'; break;
+        case '\b': escaped[1] = 'b'; break;
+        case '\t': escaped[1] = 't'; break;
+        case '\n': escaped[1] = 'n'; break;
+        case '\f': escaped[1] = 'f'; break;
+        case '\r': escaped[1] = 'r'; break;
+        default:
+          escaped[1] = 'u';
+          escaped[4] = "0123456789abcdef"[byte >> 4];
+          escaped[5] = "0123456789abcdef"[byte & 15];
+          out_.append(escaped, 6);
+          continue;
+      }
+      out_.append(escaped, 2);
+    }
+    out_.append(run, end);
+    out_.push_back('"');
   }
 
   void number(std::uint64_t n) { integer(n); }
@@ -103,16 +131,7 @@ class json_appender {
     out_.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
   }
 
-  void drain() {
-    while (!serializer_.done()) {
-      const auto piece = serializer_.read(buffer_, sizeof buffer_);
-      out_.append(piece.data(), piece.size());
-    }
-  }
-
   std::string& out_;
-  boost::json::serializer serializer_;
-  char buffer_[256];
 };
 
 }  // namespace llmgate::inline v0::detail

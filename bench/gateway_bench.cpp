@@ -567,6 +567,7 @@ int main(int argc, char** argv) {
       std::string peer_name;  // its gateway_hits_vs_peers path
       unsigned short port;
       std::string body;
+      std::function<double()> peer_cpu_seconds = {};  // a peer process's processor time so far
       load_result measured = {};
     };
     std::vector<hit_path> paths = {
@@ -575,16 +576,20 @@ int main(int argc, char** argv) {
          chat("what is the capital city of France")}};
     if (nginx && wants("nginx_proxy_cache")) {
       drive(nginx->cache_port(), 1, 1, 0, [&](std::size_t) { return stored; });  // stored, when answered
-      paths.push_back({"nginx proxy_cache, hits", "", "nginx_proxy_cache", nginx->cache_port(), stored});
+      paths.push_back({"nginx proxy_cache, hits", "", "nginx_proxy_cache", nginx->cache_port(), stored,
+                       [&] { return nginx->cpu_seconds(); }});
     }
     const std::size_t hit_requests = 200'000, hit_turns = 4;
     progress("gateway bench: hits, closed loop, %zu requests on each of %zu paths in %zu turns", hit_requests,
              paths.size(), hit_turns);
     const std::size_t served_before = upstream.served();
     for (std::size_t turn = 0; turn < hit_turns; ++turn)
-      for (hit_path& path : paths)
-        path.measured.add(
-            drive(path.port, hit_requests / hit_turns, 32, 0, [&](std::size_t) { return path.body; }));
+      for (hit_path& path : paths) {
+        const double peer_cpu_before = path.peer_cpu_seconds ? path.peer_cpu_seconds() : 0;
+        auto hits = drive(path.port, hit_requests / hit_turns, 32, 0, [&](std::size_t) { return path.body; });
+        if (path.peer_cpu_seconds) hits.cpu_seconds += path.peer_cpu_seconds() - peer_cpu_before;
+        path.measured.add(hits);
+      }
     const std::size_t served_during_hits = upstream.served() - served_before;
     if (served_during_hits != 0)
       progress("gateway bench: the upstream answered %zu requests during the hit runs: some were not hits",

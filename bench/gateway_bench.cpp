@@ -324,7 +324,11 @@ table compare_with_peers(const std::map<std::string, load_result>& misses,
                          const std::map<std::string, load_result>& hits,
                          std::optional<std::size_t> upstream_during_hits) {
   table comparison({"comparison", "llmgate", "peer", "llmgate_minus_peer", "llmgate_over_peer", "target", "verdict"});
-  const auto ratio = [](double ours, double theirs) { return theirs > 0 ? number(ours / theirs, 3) : "-"; };
+  // A ratio of two added latencies means something only when both are
+  // above zero (a noisy p99 of the direct path can put them below).
+  const auto ratio = [](double ours, double theirs) {
+    return ours > 0 && theirs > 0 ? number(ours / theirs, 3) : "-";
+  };
   const auto has = [](const std::map<std::string, load_result>& runs, const std::string& name) {
     return runs.count(name) != 0;
   };
@@ -540,6 +544,16 @@ int main(int argc, char** argv) {
     misses_of["direct"] = direct;
     for (const load_path& path : paths)
       if (!path.peer_name.empty()) misses_of[path.peer_name] = path.measured;
+    // A peer's errors are reported, never hidden: what it said about them too.
+    const auto errors_of = [&](const char* name) {
+      const auto found = misses_of.find(name);
+      return found == misses_of.end() ? std::size_t{0} : found->second.errors;
+    };
+    if (portkey && errors_of("portkey") > 0)
+      progress("gateway bench: Portkey failed %zu requests; its output ends:\n%s", errors_of("portkey"),
+               portkey->log_tail().c_str());
+    if (nginx && errors_of("nginx") + errors_of("nginx_proxy_cache") > 0)
+      progress("gateway bench: nginx failed requests; its error log ends:\n%s", nginx->read_error_log().c_str());
     for (const char* name : {"nginx", "nginx_proxy_cache", "portkey", "llmgate:off", "llmgate:exact", "llmgate:both"}) {
       const auto path = misses_of.find(name);
       if (path == misses_of.end()) continue;

@@ -383,6 +383,13 @@ table compare_with_peers(const std::map<std::string, load_result>& misses,
     if (has(misses, peer))
       comparison.add_row({std::string(peer) + " errors, misses", "-", std::to_string(misses.at(peer).errors), "-", "-",
                           "-", "-"});
+  // A peer slower than the rate falls behind and its latency grows over
+  // each turn: what it answered per second says how far behind it was.
+  if (has(misses, "portkey") && has(misses, "llmgate:off"))
+    comparison.add_row({"llmgate:off vs portkey, misses answered per second (the same rate offered)",
+                        number(misses.at("llmgate:off").rps()), number(misses.at("portkey").rps()),
+                        number(misses.at("llmgate:off").rps() - misses.at("portkey").rps()),
+                        number(misses.at("llmgate:off").rps() / misses.at("portkey").rps(), 3), "-", "-"});
   if (upstream_during_hits)
     comparison.add_row({"upstream requests during the hit runs", std::to_string(*upstream_during_hits), "-", "-", "-",
                         "0", *upstream_during_hits == 0 ? "met" : "missed"});

@@ -576,7 +576,8 @@ int main(int argc, char** argv) {
 
   // Hits, as fast as 32 connections get them: the gateway's exact and
   // semantic hits and nginx's proxy_cache hits of the same request, in
-  // turns of a quarter each. The upstream must answer none of them.
+  // ten turns of 20,000 each (short, so that the machine's slow spells fall
+  // on all three alike). The upstream must answer none of them.
   if (runs("hits")) {
     llmgate::gateway gateway(bench_config(upstream.port(), "on", gateway_threads), nullptr);
     gateway.start();
@@ -600,7 +601,7 @@ int main(int argc, char** argv) {
       paths.push_back({"nginx proxy_cache, hits", "", "nginx_proxy_cache", nginx->cache_port(), stored,
                        [&] { return nginx->cpu_seconds(); }});
     }
-    const std::size_t hit_requests = 200'000, hit_turns = 4;
+    const std::size_t hit_requests = 200'000, hit_turns = 10;
     progress("gateway bench: hits, closed loop, %zu requests on each of %zu paths in %zu turns", hit_requests,
              paths.size(), hit_turns);
     const std::size_t served_before = upstream.served();

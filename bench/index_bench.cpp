@@ -46,10 +46,10 @@
 // its own way), the two libraries taking turns by chunk; their recall at
 // the ef each needed for 0.95 on one thread. Then the mixed run: an index
 // of the first half (built by two threads), searched by one thread at the
-// ef llmgate needed for 0.95, alone and while a second thread inserts the
-// other half; per-query latency percentiles and QPS of each (the alone
-// latencies pooled from a pass before and a pass after the inserts, so that
-// they cover the same sizes of index as the run with inserts).
+// ef llmgate needed for 0.95 while a second thread inserts the other half,
+// 500 at a time, and alone before each such chunk for as long as the last
+// chunk's inserts took (so that both see the same sizes of index and the
+// same disturbances); per-query latency percentiles and QPS of each.
 
 #include <malloc.h>  // mallinfo2 (glibc)
 #include <unistd.h>  // sysconf (page size)
@@ -403,9 +403,12 @@ void parallel_part(const dataset& data, const std::vector<vector_id>& truth,
     peer_recall = recall_at_k(found, truth);
   }
 
-  // The mixed run: an index of the first half, searched alone, then while
-  // a second thread inserts the other half, then alone again.
-  constexpr int alone_passes = 3;
+  // The mixed run: an index of the first half, then the other half
+  // inserted by a second thread a chunk at a time while this one searches;
+  // before each chunk this thread searches alone for as long as the last
+  // chunk's inserts took, so that the two kinds of search take turns and
+  // see the same sizes of index and the same disturbances.
+  constexpr std::size_t mixed_chunk = 500;
   std::vector<double> alone, during;
   double alone_s = 0, insert_s = 0;
   {
@@ -415,6 +418,7 @@ void parallel_part(const dataset& data, const std::vector<vector_id>& truth,
     progress("mixed run: building the first half (%zu) on 2 threads", half);
     on_two_threads(0, half, add_range(index));
     index.set_ef_search(ours_ef);
+    progress("mixed run: searching alone and while inserting the other half (%zu), by turns", n - half);
     std::size_t next_query = 0, sink = 0;
     const auto one_query = [&](std::vector<double>& latencies) {
       const auto start = steady::now();
@@ -422,22 +426,24 @@ void parallel_part(const dataset& data, const std::vector<vector_id>& truth,
       latencies.push_back(seconds_since(start));
       next_query = (next_query + 1) % data.queries.size();
     };
-    const auto alone_run = [&] {
-      alone_s += time_once([&] {
-        for (int pass = 0; pass < alone_passes; ++pass)
-          for (std::size_t q = 0; q < data.queries.size(); ++q) one_query(alone);
+    double last_insert_s = 0.02;
+    for (std::size_t first = half; first < n; first += mixed_chunk) {
+      const std::size_t end = std::min(n, first + mixed_chunk);
+      const auto alone_start = steady::now();
+      do one_query(alone);
+      while (seconds_since(alone_start) < last_insert_s);
+      alone_s += seconds_since(alone_start);
+      std::atomic<bool> inserting{true};
+      const auto insert_start = steady::now();
+      std::thread inserter([&] {
+        add_range(index)(1, first, end);
+        inserting = false;
       });
-    };
-    alone_run();
-    progress("mixed run: searching while inserting the other half (%zu)", n - half);
-    std::atomic<bool> inserting{true};
-    std::thread inserter([&] {
-      insert_s = time_once([&] { add_range(index)(1, half, n); });
-      inserting = false;
-    });
-    while (inserting.load(std::memory_order_relaxed)) one_query(during);
-    inserter.join();
-    alone_run();
+      while (inserting.load(std::memory_order_relaxed)) one_query(during);
+      inserter.join();
+      last_insert_s = seconds_since(insert_start);
+      insert_s += last_insert_s;
+    }
     if (failed) throw std::runtime_error("hnsw_index: add failed in the mixed run");
     if (sink == 0) progress("mixed run: no hits");
   }
@@ -459,8 +465,8 @@ void parallel_part(const dataset& data, const std::vector<vector_id>& truth,
                  number(alone_p99 * 1e6)});
   mixed.add_row({"during inserts", std::to_string(during.size()), number(during_qps, 5), number(during_p50 * 1e6),
                  number(during_p99 * 1e6)});
-  std::printf("\nmixed run: one thread searching at ef %zu while one inserts %zu into an index of %zu "
-              "(inserts took %.2f s)\n", ours_ef, n - n / 2, n / 2, insert_s);
+  std::printf("\nmixed run: one thread searching at ef %zu, alone and while one inserts %zu into an index of %zu "
+              "by turns, %zu at a time (inserts took %.2f s)\n", ours_ef, n - n / 2, n / 2, mixed_chunk, insert_s);
   mixed.print(std::cout);
   const double build_ratio_2 = ours_s / peer_s, own_ratio = ours_s / own_one_thread_seconds;
   const double p99_ratio = during_p99 / alone_p99;

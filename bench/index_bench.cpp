@@ -754,8 +754,8 @@ void compare(const dataset& data, const options& o) {
                           .add("memory_usage_ratio", usearch_memory_usage_ratio));
     }
     std::printf("against usearch 2.26.2 (%s), first ef reaching each recall target (usearch's best recall in the "
-                "sweep, ef up to %zu: %.4f)\n", usearch_kind<Element>::name, ef_sweep[std::size(ef_sweep) - 1],
-                usearch_best_recall);
+                "sweep, ef up to %zu: %.4f)\n", usearch_kind<Element>::name,
+                usearch_sweep.empty() ? std::size_t{0} : usearch_sweep.back().ef, usearch_best_recall);
     against.print(std::cout);
     std::printf("\nbuild_ratio %.3f (target <= 1.0), memory_ratio %.3f (resident bytes each build added; "
                 "target <= 1.0; by each one's memory_usage() %.3f), qps_ratio target >= 1.2\n\n",

@@ -51,7 +51,8 @@
 // chunk's inserts took (so that both see the same sizes of index and the
 // same disturbances); per-query latency percentiles and QPS of each.
 
-#include <malloc.h>  // mallinfo2 (glibc)
+#include <malloc.h>        // mallinfo2 (glibc)
+#include <sys/resource.h>  // getrusage (RUSAGE_THREAD: a thread's context switches)
 #include <unistd.h>  // sysconf (page size)
 
 #include <algorithm>    // std::count, std::min, std::max, std::nth_element
@@ -214,6 +215,18 @@ void on_two_threads(std::size_t first, std::size_t end, Work work) {
   std::thread second([&] { work(1, middle, end); });
   work(0, first, middle);
   second.join();
+}
+
+// Context switches of the calling thread so far: voluntary ones (it
+// waited, e.g. for a lock) and involuntary ones (the scheduler took the core
+// away, e.g. for another process).
+struct context_switches {
+  long waited = 0, preempted = 0;
+};
+context_switches thread_switches() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return {usage.ru_nvcsw, usage.ru_nivcsw};
 }
 
 // Latency percentile (p in [0, 1]) of a set of per-query seconds.
@@ -411,6 +424,7 @@ void parallel_part(const dataset& data, const std::vector<vector_id>& truth,
   constexpr std::size_t mixed_chunk = 500;
   std::vector<double> alone, during;
   double alone_s = 0, insert_s = 0;
+  context_switches alone_switches, during_switches;  // of the searching thread
   {
     const std::size_t half = n / 2;
     llmgate_hnsw index(dim, parameters);
@@ -427,11 +441,18 @@ void parallel_part(const dataset& data, const std::vector<vector_id>& truth,
       next_query = (next_query + 1) % data.queries.size();
     };
     double last_insert_s = 0.02;
+    const auto count_switches = [](context_switches& total, context_switches before) {
+      const context_switches after = thread_switches();
+      total.waited += after.waited - before.waited;
+      total.preempted += after.preempted - before.preempted;
+    };
     for (std::size_t first = half; first < n; first += mixed_chunk) {
       const std::size_t end = std::min(n, first + mixed_chunk);
       const auto alone_start = steady::now();
+      const context_switches alone_before = thread_switches();
       do one_query(alone);
       while (seconds_since(alone_start) < last_insert_s);
+      count_switches(alone_switches, alone_before);
       alone_s += seconds_since(alone_start);
       std::atomic<bool> inserting{true};
       const auto insert_start = steady::now();
@@ -439,7 +460,9 @@ void parallel_part(const dataset& data, const std::vector<vector_id>& truth,
         add_range(index)(1, first, end);
         inserting = false;
       });
+      const context_switches during_before = thread_switches();
       while (inserting.load(std::memory_order_relaxed)) one_query(during);
+      count_switches(during_switches, during_before);
       inserter.join();
       last_insert_s = seconds_since(insert_start);
       insert_s += last_insert_s;
@@ -460,11 +483,15 @@ void parallel_part(const dataset& data, const std::vector<vector_id>& truth,
                   number(field(peer_first, &sweep_point::recall))});
   std::printf("two-thread builds (two threads adding disjoint halves of each chunk of %d), recall@%zu\n", 2000, k);
   builds.print(std::cout);
-  table mixed({"llmgate search", "queries", "qps", "p50_us", "p99_us"});
+  // The searching thread's context switches tell a wait (for a lock) from
+  // the scheduler giving its core to another thread or process.
+  table mixed({"llmgate search", "queries", "qps", "p50_us", "p99_us", "waits", "preemptions"});
   mixed.add_row({"alone", std::to_string(alone.size()), number(alone_qps, 5), number(alone_p50 * 1e6),
-                 number(alone_p99 * 1e6)});
+                 number(alone_p99 * 1e6), std::to_string(alone_switches.waited),
+                 std::to_string(alone_switches.preempted)});
   mixed.add_row({"during inserts", std::to_string(during.size()), number(during_qps, 5), number(during_p50 * 1e6),
-                 number(during_p99 * 1e6)});
+                 number(during_p99 * 1e6), std::to_string(during_switches.waited),
+                 std::to_string(during_switches.preempted)});
   std::printf("\nmixed run: one thread searching at ef %zu, alone and while one inserts %zu into an index of %zu "
               "by turns, %zu at a time (inserts took %.2f s)\n", ours_ef, n - n / 2, n / 2, mixed_chunk, insert_s);
   mixed.print(std::cout);
@@ -489,7 +516,9 @@ void parallel_part(const dataset& data, const std::vector<vector_id>& truth,
                       .add("search_qps_alone", alone_qps)
                       .add("search_qps_during_inserts", during_qps)
                       .add("search_p99_alone_us", alone_p99 * 1e6)
-                      .add("search_p99_during_inserts_us", during_p99 * 1e6));
+                      .add("search_p99_during_inserts_us", during_p99 * 1e6)
+                      .add("search_waits_during_inserts", during_switches.waited)
+                      .add("search_preemptions_during_inserts", during_switches.preempted));
 }
 
 // The whole comparison, with llmgate's HNSW storing vectors as Element.

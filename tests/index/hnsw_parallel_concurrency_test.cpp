@@ -48,6 +48,19 @@ std::vector<std::size_t> not_found_exactly(const Index& index, const llmgate::te
   return missing;
 }
 
+// Starts `writers` threads that add ids 0..data.size() between them (id w,
+// w + writers, ...), counting failed adds in `errors` and finished threads in `done`.
+template <class Index>
+void start_writers(std::vector<std::thread>& threads, Index& index, const llmgate::test::vector_set& data,
+                   std::size_t writers, std::atomic<std::size_t>& done, std::atomic<std::size_t>& errors) {
+  for (std::size_t w = 0; w < writers; ++w)
+    threads.emplace_back([&index, &data, &done, &errors, w, writers] {
+      for (std::size_t id = w; id < data.size(); id += writers)
+        if (index.add(id, data[id])) errors++;
+      done++;
+    });
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(hnsw_parallel_concurrency_test)
@@ -59,12 +72,7 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(threads_add_together_while_others_search, Index, s
 
   std::atomic<std::size_t> done{0}, errors{0}, strangers{0}, searches{0};
   std::vector<std::thread> threads;
-  for (std::size_t w = 0; w < writers; ++w)
-    threads.emplace_back([&, w] {
-      for (std::size_t id = w; id < total; id += writers)
-        if (index.add(id, data[id])) errors++;
-      done++;
-    });
+  start_writers(threads, index, data, writers, done, errors);
   for (int r = 0; r < 2; ++r)
     threads.emplace_back([&, r] {
       for (std::size_t q = r; done < writers; q += 7) {
@@ -162,12 +170,7 @@ BOOST_AUTO_TEST_CASE(copies_taken_while_threads_add_are_whole) {
 
   std::atomic<std::size_t> done{0}, errors{0};
   std::vector<std::thread> threads;
-  for (std::size_t w = 0; w < writers; ++w)
-    threads.emplace_back([&, w] {
-      for (std::size_t id = w; id < total; id += writers)
-        if (index.add(id, data[id])) errors++;
-      done++;
-    });
+  start_writers(threads, index, data, writers, done, errors);
   std::vector<Index> copies;  // the first four: each is checked whole below
   while (done < writers) {
     if (copies.size() < 4) copies.push_back(index.copy());

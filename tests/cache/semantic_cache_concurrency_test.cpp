@@ -148,4 +148,41 @@ BOOST_AUTO_TEST_CASE(refresh_on_a_thread_of_its_own_runs_beside_lookups_and_inse
   BOOST_TEST(cache.size() == 400u);
 }
 
+BOOST_AUTO_TEST_CASE(snapshots_taken_while_inserts_run_load_whole) {
+  // Snapshots taken while two threads insert past the capacity (so entries
+  // are evicted too, some while their inserts link them) all load: each
+  // holds every stored entry in its index and nothing else. (The ordering
+  // itself is checked step by step in semantic_cache_two_step_concurrency_test.)
+  semantic_cache cache({.max_entries = 300}, hashing_embedder(), static_threshold{0.995f});
+  const cache_scope scope({.tenant = "a"});
+  const auto texts = llmgate::test::random_word_texts(800, 7);
+  std::atomic<bool> inserting{true};
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      for (std::size_t i = t; i < texts.size(); i += 2) cache.insert(scope, texts[i], std::to_string(i));
+    });
+  // Boost.Test's assertions are for the main thread: the saver counts.
+  std::atomic<int> snapshots{0}, unloadable{0};
+  std::thread saver([&] {
+    do {
+      try {
+        (void)semantic_cache::load_bytes(cache.save_bytes(), "a snapshot taken during inserts");
+      } catch (const llmgate::error&) {
+        unloadable++;
+      }
+      snapshots++;
+    } while (inserting);
+  });
+  for (auto& thread : threads) thread.join();
+  inserting = false;
+  saver.join();
+  BOOST_TEST_MESSAGE(snapshots.load() << " snapshots taken");
+  BOOST_TEST(unloadable.load() == 0);
+  BOOST_TEST(cache.size() == 300u);
+  auto last = semantic_cache::load_bytes(cache.save_bytes(), "the last snapshot");
+  BOOST_TEST(last.size() == 300u);
+  BOOST_TEST(found_again(last, scope, texts) >= 300u * 98 / 100);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -43,7 +43,7 @@
 #include <cstdint>       // std::uint32_t, std::uint64_t
 #include <filesystem>    // std::filesystem::path
 #include <limits>        // std::numeric_limits
-#include <memory>        // std::unique_ptr
+#include <memory>        // std::shared_ptr
 #include <mutex>         // std::unique_lock, std::lock_guard
 #include <optional>      // std::optional
 #include <shared_mutex>  // std::shared_lock
@@ -453,6 +453,7 @@ class basic_semantic_cache {
     requires persistent
   {
     store::snapshot_writer out(file_kind, file_version);
+    std::unique_lock no_inserts(insert_gate_);
     std::shared_lock lock(mutex_);
     std::lock_guard counters(counters_mutex_);
     if constexpr (PersistentEmbedder<EmbedderT>) embedder_.save_to(out);
@@ -526,9 +527,12 @@ class basic_semantic_cache {
     std::uint64_t serial = 0;
     std::uint64_t hits = 0;  // under counters_mutex_, like the eviction policy that ranks by it
     bool live = false;
+    bool linking = false;  // its insert is adding its vector to the index; the handle stays taken till then
   };
 
-  using index_map = boost::unordered_flat_map<hash128, std::unique_ptr<Index>, hash128_hasher>;
+  // Shared: an insert links its vector with no cache lock held, into an
+  // index a re-embedding may replace meanwhile.
+  using index_map = boost::unordered_flat_map<hash128, std::shared_ptr<Index>, hash128_hasher>;
 
   // An entry's scope and key text, hashed: how replicas name one entry.
   struct text_key {
@@ -645,7 +649,7 @@ class basic_semantic_cache {
       if (hit.similarity < options_.prefilter_similarity) break;
       const auto handle = static_cast<entry_handle>(hit.id);
       const entry& e = entries_[handle];
-      if (hit.similarity <= e.wrong_at) continue;
+      if (!e.live || hit.similarity <= e.wrong_at) continue;  // evicted while its insert linked it
       const std::optional<std::uint64_t> hits = hits_unless_expired(handle);
       if (!hits) continue;
       candidates.push_back({handle, hit.similarity,
@@ -699,19 +703,46 @@ class basic_semantic_cache {
     if (!current(vector, text)) vector = embed(text);
     if constexpr (LearningEmbedder<EmbedderT>) {
       std::optional<typename EmbedderT::weights_type> next;
-      entry_handle handle;
-      {
-        std::unique_lock lock(mutex_);
-        embedder_.observe(text);
-        if (options_.refresh_in_insert) next = claim_refresh();
-        handle = store(scope, text, std::move(answer), cost, std::move(vector), replicated);
-      }
+      const entry_handle handle = store_and_index(scope, text, std::move(answer), cost, std::move(vector), replicated,
+                                                  [&] {
+                                                    embedder_.observe(text);
+                                                    if (options_.refresh_in_insert) next = claim_refresh();
+                                                  });
       if (next) reembed_under(std::move(*next));
       return handle;
     } else {
-      std::unique_lock lock(mutex_);
-      return store(scope, text, std::move(answer), cost, std::move(vector), replicated);
+      return store_and_index(scope, text, std::move(answer), cost, std::move(vector), replicated, [] {});
     }
+  }
+
+  // An insert in three steps, so that lookups and other inserts go on
+  // while its vector is linked into the index (a graph search, the slow
+  // part): the entry is stored under the exclusive lock (with `under_lock`
+  // run there too), its vector linked with no cache lock held, and the
+  // link noted under the exclusive lock again. save() waits for inserts in
+  // between (a file holds every stored entry in its index).
+  template <class F>
+  entry_handle store_and_index(const hash128& scope, std::string_view text, Value answer, answer_cost cost,
+                               looked_up_vector vector, bool replicated, F under_lock) {
+    std::shared_lock storing(insert_gate_);
+    stored_entry stored;
+    {
+      std::unique_lock lock(mutex_);
+      under_lock();
+      stored = store(scope, text, std::move(answer), cost, std::move(vector), replicated);
+    }
+    if (!stored.index) return stored.handle;  // not embedded: stored, never found
+    // Into the index of the weights the vector was made under, even if a
+    // re-embedding replaced it meanwhile (the new one has the entry too).
+    (void)stored.index->add(stored.handle, stored.vector.values);
+    std::unique_lock lock(mutex_);
+    entry& e = entries_[stored.handle];
+    e.linking = false;
+    if (!e.live) {  // evicted meanwhile: erase_entry() left both of these to this insert
+      stored.index->remove(stored.handle);
+      free_handles_.push_back(stored.handle);
+    }
+    return stored.handle;
   }
 
   // Under the exclusive lock: the embedder's next weights when they are due
@@ -724,8 +755,18 @@ class basic_semantic_cache {
     return embedder_.next_weights();
   }
 
-  // Under the exclusive lock: makes room, stores the entry, indexes it.
-  entry_handle store(const hash128& scope, std::string_view text, Value answer, answer_cost cost,
+  // What store() stored, for store_and_index() to link: the index is
+  // empty when the text could not be embedded.
+  struct stored_entry {
+    entry_handle handle = 0;
+    looked_up_vector vector;
+    std::shared_ptr<Index> index;
+  };
+
+  // Under the exclusive lock: makes room, stores the entry (marked as
+  // being linked when it will be indexed) and makes sure its scope has an
+  // index, since the map of indexes changes only under this lock.
+  stored_entry store(const hash128& scope, std::string_view text, Value answer, answer_cost cost,
                      looked_up_vector vector, bool replicated) {
     while (live_entries_ >= options_.max_entries && evict_one()) {}
     entry_handle handle;
@@ -736,22 +777,22 @@ class basic_semantic_cache {
       handle = free_handles_.back();
       free_handles_.pop_back();
     }
-    entry& e = entries_[handle];
-    e = entry{scope, std::string(text), std::move(answer), cost, -1.0f, ++serials_, 0, true};
-    ++live_entries_;
     if (!current(vector, text)) vector = embed(text);  // new weights since the caller's embed()
     const bool indexed = vector.values.size() == embedder_.dimension();
-    if (indexed) add_vector(indexes_, scope, handle, vector.values);
+    if (!indexed) vector.values.clear();
+    entry& e = entries_[handle];
+    e = entry{scope, std::string(text), std::move(answer), cost, -1.0f, ++serials_, 0, true, indexed};
+    ++live_entries_;
     texts_[text_key_of(scope, text)] = handle;
     {
       std::lock_guard counters(counters_mutex_);
       ++statistics_.insertions;
       eviction_.insert(handle, entry_info{text.size() + sizeof(entry), cost.usd, 0});
     }
-    if (observer_ && !replicated)
-      observer_->inserted(scope, text, indexed ? std::span<const float>(vector.values) : std::span<const float>(),
-                          e.answer, cost);
-    return handle;
+    if (observer_ && !replicated) observer_->inserted(scope, text, vector.values, e.answer, cost);
+    auto& index = indexes_[scope];
+    if (indexed && !index) index = make_index();
+    return {handle, std::move(vector), indexed ? index : nullptr};
   }
 
   // The generation of the weights embed() uses now (safe without the lock,
@@ -771,8 +812,8 @@ class basic_semantic_cache {
     (void)index->add(handle, vector);  // handles are unique: no error to expect
   }
 
-  std::unique_ptr<Index> make_index() const {
-    return std::make_unique<Index>(index_factory_.make(embedder_.dimension()));
+  std::shared_ptr<Index> make_index() const {
+    return std::make_shared<Index>(index_factory_.make(embedder_.dimension()));
   }
 
   // Vectors of two generations of weights must not be compared, so new
@@ -799,7 +840,7 @@ class basic_semantic_cache {
         for (entry_handle handle = 0; handle < entries_.size(); ++handle)
           if (const entry& e = entries_[handle]; e.live) texts.push_back({handle, e.serial, e.scope, e.text});
         if constexpr (ReweightableIndex<Index>)
-          for (const auto& [scope, index] : indexes_) fresh.emplace(scope, std::make_unique<Index>(index->copy()));
+          for (const auto& [scope, index] : indexes_) fresh.emplace(scope, std::make_shared<Index>(index->copy()));
       }
       std::vector<float> vector(embedder_.dimension());
       for (const stored_text& t : texts) {
@@ -855,14 +896,18 @@ class basic_semantic_cache {
   }
 
   // Takes an entry the eviction policy no longer holds out of its index and the cache.
+  // An entry still being linked leaves its index and frees its handle
+  // when its insert is done (store_and_index()).
   void erase_entry(entry_handle handle) {
     entry& e = entries_[handle];
-    if (const auto index = indexes_.find(e.scope); index != indexes_.end()) index->second->remove(handle);
+    const bool linking = e.linking;
+    if (const auto index = indexes_.find(e.scope); index != indexes_.end() && !linking) index->second->remove(handle);
     if (const auto named = texts_.find(text_key_of(e.scope, e.text)); named != texts_.end() && named->second == handle)
       texts_.erase(named);
     threshold_.forget(handle);
     e = entry{};
-    free_handles_.push_back(handle);
+    e.linking = linking;
+    if (!linking) free_handles_.push_back(handle);
     --live_entries_;
   }
 
@@ -962,7 +1007,7 @@ class basic_semantic_cache {
       // The graph is the file's; what may change between runs (a search
       // breadth) is the factory's.
       if constexpr (AdoptingIndexFactory<Indexes>) index_factory_.adopt(*index);
-      indexes_.emplace(scope, std::make_unique<Index>(std::move(*index)));
+      indexes_.emplace(scope, std::make_shared<Index>(std::move(*index)));
     }
     if (indexed != live_entries_) return make_error_code(errc::corrupt_file);
     for (entry_handle handle = 0; handle < entries_.size(); ++handle) {
@@ -991,7 +1036,8 @@ class basic_semantic_cache {
   Key key_;
   Indexes index_factory_;
 
-  mutable detail::fair_shared_mutex mutex_;  // entries, indexes
+  mutable detail::fair_shared_mutex insert_gate_;  // shared: an insert; exclusive: a snapshot (taken first)
+  mutable detail::fair_shared_mutex mutex_;        // entries, indexes
   std::vector<entry> entries_;
   std::vector<entry_handle> free_handles_;
   std::size_t live_entries_ = 0;

@@ -35,7 +35,9 @@ struct accept_all {
 /// - add(id, v): dimension_mismatch or duplicate_id as an error code, never thrown;
 /// - remove(id): false when the id is not there; its slot is reused later;
 /// - search(q, k[, filter]): up to k hits, closest first, only ids the filter accepts;
-/// - safe for many concurrent searches while another thread adds and removes.
+/// - safe for concurrent calls from many threads: searches, adds and removes
+///   (the semantic cache adds under its shared lock, beside lookups and
+///   other inserts).
 template <class I>
 concept VectorIndex = requires(I& index, const I& view, vector_id id, std::span<const float> v,
                                std::size_t k) {

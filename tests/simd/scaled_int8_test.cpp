@@ -123,10 +123,12 @@ BOOST_AUTO_TEST_CASE(row_kernels_sum_the_codes_exactly_for_every_dimension) {
 
 // The integer sums themselves, exactly, against a scalar loop, on lengths
 // that take every path of detail::sum_codes on this build (AVX-512 VNNI:
-// 128 codes a loop step, one more of 64, a masked tail; AVX-VNNI or AVX2:
-// 32 codes a step and a scalar tail) and cross its 32K-code blocks, at an
-// aligned and an unaligned start, on random codes and on the extremes. dot
-// of two rows with scale 1 is the float nearest the exact sum.
+// four registers of 64 codes a loop step, up to three single registers, a
+// masked tail; AVX-VNNI: four or two registers of 32 a step, single ones,
+// a scalar tail; AVX2: one register a step, a scalar tail) and cross its
+// 32K-code blocks, at an aligned and an unaligned start, on random codes
+// and on the extremes. dot of two rows with scale 1 is the float nearest
+// the exact sum.
 BOOST_AUTO_TEST_CASE(code_sums_are_exact_on_every_path_and_tail) {
   constexpr std::size_t lengths[] = {0,   1,   2,   31,  32,  33,   63,   64,    65,    100,   127,   128,   129,
                                      191, 192, 193, 255, 384, 1000, 1536, 32767, 32768, 32769, 65636, 70000};

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "llmgate/simd/kernels.hpp"
@@ -118,6 +119,56 @@ BOOST_AUTO_TEST_CASE(row_kernels_sum_the_codes_exactly_for_every_dimension) {
     BOOST_TEST_REQUIRE(std::abs(simd::dot(a.row(), b.row(), n) - dot) <= 1e-6 * (1 + std::abs(dot)), "n=" << n);
     BOOST_TEST_REQUIRE(std::abs(simd::squared_l2(a.row(), b.row(), n) - l2) <= 1e-5 * (1 + l2), "n=" << n);
   }
+}
+
+// The integer sums themselves, exactly, against a scalar loop, on lengths
+// that take every path of detail::sum_codes on this build (AVX-512 VNNI:
+// four registers of 64 codes a loop step, up to three single registers, a
+// masked tail; AVX-VNNI: four or two registers of 32 a step, single ones,
+// a scalar tail; AVX2: one register a step, a scalar tail) and cross its
+// 32K-code blocks, at an aligned and an unaligned start, on random codes
+// and on the extremes. dot of two rows with scale 1 is the float nearest
+// the exact sum.
+BOOST_AUTO_TEST_CASE(code_sums_are_exact_on_every_path_and_tail) {
+  constexpr std::size_t lengths[] = {0,   1,   2,   31,  32,  33,   63,   64,    65,    100,   127,   128,   129,
+                                     191, 192, 193, 255, 384, 1000, 1536, 32767, 32768, 32769, 65636, 70000};
+  constexpr std::size_t longest = 70000 + 1;
+  std::mt19937 generator(13);
+  std::uniform_int_distribution<int> code(-127, 127);
+  const auto codes = [&](auto make) {
+    std::vector<simd::scaled_int8> v(longest);
+    for (std::size_t i = 0; i < longest; ++i) v[i].code = static_cast<std::int8_t>(make(i));
+    return v;
+  };
+  const std::vector<std::pair<const char*, std::vector<simd::scaled_int8>>> rows = {
+      {"random", codes([&](std::size_t) { return code(generator); })},
+      {"random", codes([&](std::size_t) { return code(generator); })},
+      {"+127", codes([](std::size_t) { return 127; })},
+      {"-127", codes([](std::size_t) { return -127; })},
+      {"alternating +-127", codes([](std::size_t i) { return i % 2 ? -127 : 127; })},
+      {"runs of +-127", codes([](std::size_t i) { return i / 37 % 2 ? -127 : 127; })},
+  };
+  for (const auto& [a_name, a] : rows)
+    for (const auto& [b_name, b] : rows)
+      for (const std::size_t start : {0, 1})
+        for (const std::size_t n : lengths) {
+          const simd::scaled_int8* x = a.data() + start;
+          const simd::scaled_int8* y = b.data() + start;
+          std::int64_t ab = 0, aa = 0, bb = 0;
+          for (std::size_t i = 0; i < n; ++i) {
+            const std::int64_t p = x[i].code, q = y[i].code;
+            ab += p * q, aa += p * p, bb += q * q;
+          }
+          const auto with_squares = simd::detail::sum_codes<true>(x, y, n);
+          const auto without = simd::detail::sum_codes<false>(x, y, n);
+          BOOST_TEST_CONTEXT(a_name << " x " << b_name << ", start " << start << ", n " << n) {
+            BOOST_TEST_REQUIRE(with_squares.ab == ab);
+            BOOST_TEST_REQUIRE(with_squares.aa == aa);
+            BOOST_TEST_REQUIRE(with_squares.bb == bb);
+            BOOST_TEST_REQUIRE(without.ab == ab);
+            BOOST_TEST_REQUIRE(simd::dot({x, 1.0f}, {y, 1.0f}, n) == static_cast<float>(ab));
+          }
+        }
 }
 
 // Rows long enough that 32-bit lanes summing 127 * 127 products would

@@ -5,7 +5,10 @@
 // are compiled as part of the including translation unit and use the widest
 // instruction set that unit's flags enable (xsimd::default_arch). Build with
 // -march=native (or e.g. -mavx2 -mfma, -mavx512f -mavx512bw) to get AVX2 or
-// AVX-512; without such flags x86-64 gets SSE2, AArch64 gets NEON. Runtime
+// AVX-512; without such flags x86-64 gets SSE2, AArch64 gets NEON. The
+// integer kernels of two int8 rows (scaled_int8.hpp) go by the same flags:
+// AVX-512 VNNI with -mavx512vnni -mavx512bw, else AVX-VNNI with -mavxvnni,
+// else AVX2 (-march=native picks what the processor has). Runtime
 // dispatch would need one object file per instruction set, which a
 // header-only library cannot ship, so it is left to the application: compile
 // the translation unit that calls llmgate once per target if you need it.

@@ -24,7 +24,7 @@
 #include "llmgate/simd/detail/widening.hpp"
 
 #if defined(__AVX2__) || defined(__SSE4_1__)
-#include <immintrin.h>  // _mm256_cvtepi8_epi32, _mm256_maddubs_epi16, _mm_cvtepi8_epi32, ...
+#include <immintrin.h>  // _mm512_dpbusd_epi32, _mm256_dpbusd_avx_epi32, _mm256_maddubs_epi16, _mm_cvtepi8_epi32, ...
 #endif
 
 LLMGATE_SIMD_WARNINGS_OFF
@@ -115,39 +115,144 @@ struct code_sums {
   std::int64_t ab = 0, aa = 0, bb = 0;
 };
 
-template <bool squares>
-inline code_sums sum_codes(const scaled_int8* a, const scaled_int8* b, std::size_t n) noexcept {
-  code_sums sums;
-  std::size_t i = 0;
+// How an instruction set multiplies bytes and adds them into 32-bit lanes,
+// for sum_codes_in below. The processor's byte products take one unsigned
+// and one signed operand, so a's sign moves onto b first: a b = |a| (sign(a)
+// b). Codes are in [-127, 127] (quantize never writes -128), so neither |a|
+// nor -b leaves a byte.
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+// AVX-512 VNNI: 64 codes a register, vpdpbusd adds 4 byte products into
+// each lane. There is no sign_epi8 for 512 bits: b is negated where a < 0
+// by a masked subtract from zero (the compare runs on another port than
+// vpdpbusd; vpmovb2m for the mask shares vpdpbusd's and was 10-20% slower
+// here). Masked loads read a tail of fewer than 64 codes as one more
+// register whose lanes past the end are 0.
+struct avx512_vnni_bytes {
+  using reg = __m512i;
+  static constexpr std::size_t width = 64;
+  static constexpr bool masked_tail = true;
+  static constexpr std::size_t accumulators(bool /*squares*/) { return 4; }  // 12 of 32 registers at most
+  static reg zero() noexcept { return _mm512_setzero_si512(); }
+  static reg load(const scaled_int8* p) noexcept { return _mm512_loadu_si512(p); }
+  static reg load_first(const scaled_int8* p, std::size_t count) noexcept {  // count < 64
+    return _mm512_maskz_loadu_epi8(_cvtu64_mask64((std::uint64_t{1} << count) - 1), p);
+  }
+  static reg magnitude(reg x) noexcept { return _mm512_abs_epi8(x); }
+  static reg with_sign_of(reg y, reg x) noexcept {
+    return _mm512_mask_sub_epi8(y, _mm512_cmplt_epi8_mask(x, zero()), zero(), y);
+  }
+  static reg multiply_add(reg sum, reg magnitudes, reg signed_codes) noexcept {
+    return _mm512_dpbusd_epi32(sum, magnitudes, signed_codes);
+  }
+  static reg add(reg x, reg y) noexcept { return _mm512_add_epi32(x, y); }
+  static std::int64_t lane_sum(reg v) noexcept { return _mm512_reduce_add_epi32(v); }
+};
+#endif
+
 #if defined(__AVX2__)
-  // 32 codes a step: maddubs multiplies unsigned by signed bytes and adds
-  // pairs into 16 bits, so a's sign moves onto b first (|a| * sign(a) b);
-  // codes are in [-127, 127], so a pair (at most 2 * 127^2) fits. madd
-  // with ones widens the pairs into 32-bit lanes, which are added into the
-  // 64-bit sums every block, long before they could overflow.
-  const auto lane_sum = [](__m256i v) -> std::int64_t {
+// AVX2: 32 codes a register. With AVX-VNNI, vpdpbusd on 256 bits; without,
+// maddubs adds pairs of products into 16 bits (at most 2 * 127^2, so it
+// never saturates) and madd with ones widens the pairs into the lanes. No
+// masked byte loads: a tail of fewer than 32 codes is summed one by one.
+struct avx2_bytes {
+  using reg = __m256i;
+  static constexpr std::size_t width = 32;
+  static constexpr bool masked_tail = false;
+  // Several accumulators only where the multiply-add is one instruction
+  // with a long latency (vpdpbusd); with maddubs the chain from step to
+  // step is one vpaddd. 16 registers: with squares, four sets of three
+  // accumulators spilled to the stack.
+#if defined(__AVXVNNI__)
+  static constexpr std::size_t accumulators(bool squares) { return squares ? 2 : 4; }
+#else
+  static constexpr std::size_t accumulators(bool /*squares*/) { return 1; }
+#endif
+  static reg zero() noexcept { return _mm256_setzero_si256(); }
+  static reg load(const scaled_int8* p) noexcept { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static reg magnitude(reg x) noexcept { return _mm256_sign_epi8(x, x); }
+  static reg with_sign_of(reg y, reg x) noexcept { return _mm256_sign_epi8(y, x); }
+  static reg multiply_add(reg sum, reg magnitudes, reg signed_codes) noexcept {
+#if defined(__AVXVNNI__)
+    return _mm256_dpbusd_avx_epi32(sum, magnitudes, signed_codes);
+#else
+    return _mm256_add_epi32(sum, _mm256_madd_epi16(_mm256_maddubs_epi16(magnitudes, signed_codes), _mm256_set1_epi16(1)));
+#endif
+  }
+  static reg add(reg x, reg y) noexcept { return _mm256_add_epi32(x, y); }
+  static std::int64_t lane_sum(reg v) noexcept {
     const __m128i four = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     const __m128i two = _mm_add_epi32(four, _mm_shuffle_epi32(four, 0x4e));
     return _mm_cvtsi128_si32(_mm_add_epi32(two, _mm_shuffle_epi32(two, 0xb1)));
+  }
+};
+#endif
+
+// The sums of codes [i, n) a register at a time with `Bytes`; i is left
+// where the registers stopped (n where the tail is masked). Up to four
+// accumulators (Bytes::accumulators), so that a step does not wait for the
+// one before it: vpdpbusd takes 5 cycles, and with one accumulator the
+// 256-bit AVX-VNNI kernel was slower at 1536-d than maddubs, the 512-bit
+// one about 25% slower than with four. The lanes are added into the
+// 64-bit sums once per block of 32K codes: a whole block's sum, at most
+// 32K * 127^2 < 2^31, fits an int32. Always inlined: out of line, GCC
+// returned the sums through memory, a few percent of a 384-d dot.
+template <class Bytes, bool squares>
+[[gnu::always_inline]] inline void sum_codes_in(const scaled_int8* a, const scaled_int8* b, std::size_t n,
+                                                std::size_t& i, code_sums& sums) noexcept {
+  using reg = typename Bytes::reg;
+  constexpr std::size_t w = Bytes::width, block = 32 * 1024;
+  struct accumulators {
+    reg ab = Bytes::zero(), aa = ab, bb = ab;
+    void add(const accumulators& other) noexcept {
+      ab = Bytes::add(ab, other.ab);
+      if constexpr (squares) aa = Bytes::add(aa, other.aa), bb = Bytes::add(bb, other.bb);
+    }
   };
-  const __m256i ones = _mm256_set1_epi16(1);
-  constexpr std::size_t block = 32 * 1024;
-  while (i + 32 <= n) {
-    __m256i ab = _mm256_setzero_si256(), aa = ab, bb = ab;
-    for (const std::size_t end = std::min(n, i + block); i + 32 <= end; i += 32) {
-      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + i));
-      const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + i));
-      const __m256i x_magnitude = _mm256_sign_epi8(x, x);
-      ab = _mm256_add_epi32(ab, _mm256_madd_epi16(_mm256_maddubs_epi16(x_magnitude, _mm256_sign_epi8(y, x)), ones));
-      if constexpr (squares) {
-        const __m256i y_magnitude = _mm256_sign_epi8(y, y);
-        aa = _mm256_add_epi32(aa, _mm256_madd_epi16(_mm256_maddubs_epi16(x_magnitude, x_magnitude), ones));
-        bb = _mm256_add_epi32(bb, _mm256_madd_epi16(_mm256_maddubs_epi16(y_magnitude, y_magnitude), ones));
+  const auto step = [](accumulators& sum, reg x, reg y) {
+    const reg x_magnitude = Bytes::magnitude(x);
+    sum.ab = Bytes::multiply_add(sum.ab, x_magnitude, Bytes::with_sign_of(y, x));
+    if constexpr (squares) {
+      const reg y_magnitude = Bytes::magnitude(y);
+      sum.aa = Bytes::multiply_add(sum.aa, x_magnitude, x_magnitude);
+      sum.bb = Bytes::multiply_add(sum.bb, y_magnitude, y_magnitude);
+    }
+  };
+  const auto step_at = [&](accumulators& sum, std::size_t at) { step(sum, Bytes::load(a + at), Bytes::load(b + at)); };
+  constexpr std::size_t k = Bytes::accumulators(squares);
+  static_assert(k == 1 || k == 2 || k == 4);
+  while (Bytes::masked_tail ? i < n : i + w <= n) {
+    // Those of s0..s3 past k are never touched: zero, and adding them folds away.
+    accumulators s0, s1, s2, s3;
+    const std::size_t end = std::min(n, i + block);
+    for (; i + k * w <= end; i += k * w) {
+      step_at(s0, i);
+      if constexpr (k >= 2) step_at(s1, i + w);
+      if constexpr (k == 4) {
+        step_at(s2, i + 2 * w);
+        step_at(s3, i + 3 * w);
       }
     }
-    sums.ab += lane_sum(ab);
-    if constexpr (squares) sums.aa += lane_sum(aa), sums.bb += lane_sum(bb);
+    for (; i + w <= end; i += w) step_at(s0, i);  // fewer than k registers' worth left
+    if constexpr (Bytes::masked_tail) {
+      if (i < end) {
+        step(s1, Bytes::load_first(a + i, end - i), Bytes::load_first(b + i, end - i));
+        i = end;
+      }
+    }
+    s0.add(s1), s2.add(s3), s0.add(s2);
+    sums.ab += Bytes::lane_sum(s0.ab);
+    if constexpr (squares) sums.aa += Bytes::lane_sum(s0.aa), sums.bb += Bytes::lane_sum(s0.bb);
   }
+}
+
+template <bool squares>
+[[gnu::always_inline]] inline code_sums sum_codes(const scaled_int8* a, const scaled_int8* b, std::size_t n) noexcept {
+  code_sums sums;
+  std::size_t i = 0;
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__)
+  sum_codes_in<avx512_vnni_bytes, squares>(a, b, n, i, sums);
+#elif defined(__AVX2__)
+  sum_codes_in<avx2_bytes, squares>(a, b, n, i, sums);
 #endif
   // The rest (all of it without AVX2).
   for (; i < n; ++i) {

@@ -124,8 +124,8 @@ struct code_sums {
 // AVX-512 VNNI: 64 codes a register, vpdpbusd adds 4 byte products into
 // each lane. There is no sign_epi8 for 512 bits: b is negated where a < 0
 // by a masked subtract from zero (the compare runs on another port than
-// vpdpbusd; vpmovb2m for the mask shares vpdpbusd's and was 10-20% slower
-// here). Masked loads read a tail of fewer than 64 codes as one more
+// vpdpbusd; vpmovb2m for the mask shares vpdpbusd's and was slower: scripts/bench
+// kernels). Masked loads read a tail of fewer than 64 codes as one more
 // register whose lanes past the end are 0.
 struct avx512_vnni_bytes {
   using reg = __m512i;
@@ -191,11 +191,10 @@ struct avx2_bytes {
 // where the registers stopped (n where the tail is masked). Up to four
 // accumulators (Bytes::accumulators), so that a step does not wait for the
 // one before it: vpdpbusd takes 5 cycles, and with one accumulator the
-// 256-bit AVX-VNNI kernel was slower at 1536-d than maddubs, the 512-bit
-// one about 25% slower than with four. The lanes are added into the
+// 256-bit AVX-VNNI kernel lost to maddubs at 1536-d (scripts/bench kernels). The lanes are added into the
 // 64-bit sums once per block of 32K codes: a whole block's sum, at most
 // 32K * 127^2 < 2^31, fits an int32. Always inlined: out of line, GCC
-// returned the sums through memory, a few percent of a 384-d dot.
+// returned the sums through memory.
 template <class Bytes, bool squares>
 [[gnu::always_inline]] inline void sum_codes_in(const scaled_int8* a, const scaled_int8* b, std::size_t n,
                                                 std::size_t& i, code_sums& sums) noexcept {

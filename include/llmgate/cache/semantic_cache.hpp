@@ -649,7 +649,9 @@ class basic_semantic_cache {
       if (hit.similarity < options_.prefilter_similarity) break;
       const auto handle = static_cast<entry_handle>(hit.id);
       const entry& e = entries_[handle];
-      if (!e.live || hit.similarity <= e.wrong_at) continue;  // evicted while its insert linked it
+      // Not live: evicted while its insert linked it. Another scope: never
+      // (each scope has its own index), checked all the same.
+      if (!e.live || e.scope != scope || hit.similarity <= e.wrong_at) continue;
       const std::optional<std::uint64_t> hits = hits_unless_expired(handle);
       if (!hits) continue;
       candidates.push_back({handle, hit.similarity,
@@ -740,6 +742,9 @@ class basic_semantic_cache {
     e.linking = false;
     if (!e.live) {  // evicted meanwhile: erase_entry() left both of these to this insert
       stored.index->remove(stored.handle);
+      // A re-embedding published meanwhile put it in its own index too.
+      if (const auto now = indexes_.find(scope); now != indexes_.end() && now->second != stored.index)
+        now->second->remove(stored.handle);
       free_handles_.push_back(stored.handle);
     }
     return stored.handle;

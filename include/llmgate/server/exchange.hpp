@@ -79,10 +79,12 @@ class request_deadline : public std::enable_shared_from_this<request_deadline> {
     return std::exchange(timed_out_, false);
   }
 
-  /// Cancels the pending wait, which holds this object: when its
-  /// connection ends.
+  /// Cancels the pending wait, which holds this object (and keeps its
+  /// io_context from running out of work): when its connection ends. A
+  /// later arm() waits again.
   void stop() {
     answering_ = false;
+    waiting_ = false;
     timer_.cancel();
   }
 

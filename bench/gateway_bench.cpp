@@ -56,7 +56,14 @@
 //   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N] [--only overhead|hits|soak]
 //                         [--gateway-threads N] [--caches on|exact|off]
 //                         [--peers nginx,nginx_proxy_cache,portkey|none]
+//                         [--hit-paths exact,semantic,semantic_only,nginx_proxy_cache] [--hit-requests N]
 //                         [--nginx PATH] [--node PATH] [--portkey START_SERVER_JS]
+//
+// To count the gateway's instructions per hit (callgrind, one file per
+// thread; the gateway's workers are the threads after the upstream's):
+//   valgrind --tool=callgrind --separate-threads=yes llmgate_bench_gateway --only hits --peers none
+//     --hit-paths exact --hit-requests 20000
+// (valgrind runs no AVX-512: build it with -DLLMGATE_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3.)
 #include <algorithm>  // std::sort, std::max, std::inplace_merge
 #include <atomic>     // std::atomic
 #include <chrono>     // std::chrono
@@ -410,6 +417,11 @@ int main(int argc, char** argv) {
   std::string only;  // one part alone (to profile it); all three by default
   std::string only_caches;  // one gateway of the overhead part alone
   std::string peer_list = "nginx,nginx_proxy_cache,portkey";  // or "none"
+  // The hit paths to run (to profile one): exact, semantic (both tiers),
+  // semantic_only (the semantic tier alone), nginx_proxy_cache; and how
+  // many requests each gets.
+  std::string hit_list = "exact,semantic,semantic_only,nginx_proxy_cache";
+  std::size_t hit_requests = 200'000;
   // Where the peers are: the source tree's bench/peers and build/bench-node
   // (scripts/bench gateway installs nginx and Portkey there).
   const fs::path source_dir = fs::path(LLMGATE_BENCH_RESULTS_DIR).parent_path().parent_path();
@@ -425,6 +437,8 @@ int main(int argc, char** argv) {
     else if (option == "--gateway-threads") gateway_threads = static_cast<unsigned>(std::atoi(argv[i + 1]));
     else if (option == "--caches") only_caches = argv[i + 1];
     else if (option == "--peers") peer_list = argv[i + 1];
+    else if (option == "--hit-paths") hit_list = argv[i + 1];
+    else if (option == "--hit-requests") hit_requests = static_cast<std::size_t>(std::atoll(argv[i + 1]));
     else if (option == "--nginx") nginx_binary = argv[i + 1];
     else if (option == "--node") node_binary = argv[i + 1];
     else if (option == "--portkey") portkey_server = argv[i + 1];
@@ -442,6 +456,9 @@ int main(int argc, char** argv) {
   const auto runs = [&](const char* part) { return only.empty() || only == part; };
   const auto wants = [&](const std::string& peer) {
     return ("," + peer_list + ",").find("," + peer + ",") != std::string::npos;
+  };
+  const auto wants_hits = [&](const std::string& path) {
+    return ("," + hit_list + ",").find("," + path + ",") != std::string::npos;
   };
 
   // The peers, started once for the parts that use them: nginx with one
@@ -591,13 +608,21 @@ int main(int argc, char** argv) {
   // semantic tier alone, where every request is a semantic hit (embedding,
   // index search, verifier).
   if (runs("hits")) {
-    llmgate::gateway gateway(bench_config(upstream.port(), "on", gateway_threads), nullptr);
-    llmgate::gateway semantic_only(bench_config(upstream.port(), "semantic", gateway_threads), nullptr);
-    gateway.start();
-    semantic_only.start();
+    // Only the gateways of the paths asked for (--hit-paths) are made, so
+    // that a profile of one path sees that gateway's threads alone.
+    const bool both_tiers = wants_hits("exact") || wants_hits("semantic");
+    std::optional<llmgate::gateway> gateway, semantic_only;
     const std::string stored = chat("What is the capital of France?");
-    drive(gateway.port(), 1, 1, 0, [&](std::size_t) { return stored; });
-    drive(semantic_only.port(), 1, 1, 0, [&](std::size_t) { return stored; });
+    if (both_tiers) {
+      gateway.emplace(bench_config(upstream.port(), "on", gateway_threads), nullptr);
+      gateway->start();
+      drive(gateway->port(), 1, 1, 0, [&](std::size_t) { return stored; });
+    }
+    if (wants_hits("semantic_only")) {
+      semantic_only.emplace(bench_config(upstream.port(), "semantic", gateway_threads), nullptr);
+      semantic_only->start();
+      drive(semantic_only->port(), 1, 1, 0, [&](std::size_t) { return stored; });
+    }
     const std::string rephrased = chat("what is the capital city of France");
     struct hit_path {
       std::string name;
@@ -608,16 +633,20 @@ int main(int argc, char** argv) {
       std::function<double()> peer_cpu_seconds = {};  // a peer process's processor time so far
       load_result measured = {};
     };
-    std::vector<hit_path> paths = {
-        {"gateway, exact hits", "exact", "llmgate:exact", gateway.port(), stored},
-        {"gateway, semantic hits", "semantic", "", gateway.port(), rephrased},
-        {"gateway (semantic tier only), semantic hits", "", "llmgate:semantic", semantic_only.port(), rephrased}};
-    if (nginx && wants("nginx_proxy_cache")) {
+    std::vector<hit_path> paths;
+    if (wants_hits("exact"))
+      paths.push_back({"gateway, exact hits", "exact", "llmgate:exact", gateway->port(), stored});
+    if (wants_hits("semantic"))
+      paths.push_back({"gateway, semantic hits", "semantic", "", gateway->port(), rephrased});
+    if (semantic_only)
+      paths.push_back({"gateway (semantic tier only), semantic hits", "", "llmgate:semantic", semantic_only->port(),
+                       rephrased});
+    if (nginx && wants("nginx_proxy_cache") && wants_hits("nginx_proxy_cache")) {
       drive(nginx->cache_port(), 1, 1, 0, [&](std::size_t) { return stored; });  // stored, when answered
       paths.push_back({"nginx proxy_cache, hits", "", "nginx_proxy_cache", nginx->cache_port(), stored,
                        [&] { return nginx->cpu_seconds(); }});
     }
-    const std::size_t hit_requests = 200'000, hit_turns = 10;
+    const std::size_t hit_turns = 10;
     progress("gateway bench: hits, closed loop, %zu requests on each of %zu paths in %zu turns", hit_requests,
              paths.size(), hit_turns);
     const std::size_t served_before = upstream.served();

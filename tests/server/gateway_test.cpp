@@ -263,6 +263,51 @@ BOOST_AUTO_TEST_CASE(slow_models_get_504) {
   BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::milliseconds(1500)));
 }
 
+// The request timeout's timer is armed once per connection and re-armed
+// only when it fires before the deadline of the request then answered:
+// on one keep-alive connection, quick answers and then a slow one, which
+// must still get its 504 at its own deadline (not at the first request's,
+// and not never); the connection then serves on.
+BOOST_AUTO_TEST_CASE(a_slow_model_after_quick_answers_on_one_connection_gets_504_in_time) {
+  gateway_fixture f([](gateway_config& c) { c.request_timeout_ms = 300; });
+  f.upstream.on("/v1/chat/completions", [](const received_request& request) {
+    auto answer = answer_question(request);
+    if (content_text(parse_chat_request(request.json()).messages.back()) == "slow")
+      answer.first_byte_delay = std::chrono::milliseconds(3000);
+    return answer;
+  });
+  namespace net = boost::asio;
+  namespace http = boost::beast::http;
+  net::io_context io;
+  net::ip::tcp::socket socket(io);
+  socket.connect({net::ip::make_address("127.0.0.1"), f.port()});
+  boost::beast::flat_buffer buffer;
+  const auto ask_here = [&](std::string_view question) {
+    http::request<http::string_body> request(verb::post, "/v1/chat/completions", 11);
+    request.set(http::field::host, "127.0.0.1");
+    request.set(http::field::authorization, "Bearer key-acme");
+    request.set(http::field::content_type, "application/json");
+    request.body() = chat_body(question);
+    request.prepare_payload();
+    http::write(socket, request);
+    http::response<http::string_body> response;
+    http::read(socket, buffer, response);
+    return response;
+  };
+  BOOST_TEST(ask_here("quick one").result_int() == 200u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  BOOST_TEST(ask_here("quick two").result_int() == 200u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // The first request's wait ends about now, during this one: it must wait on.
+  const auto started = std::chrono::steady_clock::now();
+  const auto slow = ask_here("slow");
+  const auto waited = std::chrono::steady_clock::now() - started;
+  BOOST_TEST(slow.result_int() == 504u);
+  BOOST_TEST((waited >= std::chrono::milliseconds(250)));
+  BOOST_TEST((waited < std::chrono::milliseconds(2000)));
+  for (int i = 0; i < 3; ++i) BOOST_TEST(ask_here("quick one").result_int() == 200u);  // the connection serves on
+}
+
 BOOST_FIXTURE_TEST_CASE(upstream_client_errors_keep_their_status_and_error_object, gateway_fixture) {
   upstream.on("/v1/chat/completions",
               reply::openai_error(400, "invalid_request_error", "context_length_exceeded", "Too long, sorry."));

@@ -1,6 +1,9 @@
 // The gateway's handlers and dispatch table as functions of a request,
 // with no socket: a test builds the request, calls the handler and reads
 // the response (or, for a streamed answer, the bytes it wrote).
+#include <chrono>  // std::chrono::seconds
+#include <future>  // std::future_status
+#include <optional>  // std::optional
 #include <string>  // std::string
 #include <vector>  // std::vector
 
@@ -51,10 +54,15 @@ gateway_config small_config() {
 }
 
 // Runs `handler` on `e` to its end, as a session would (deadline bound).
+// Until the handler is done, not until `io` runs out of work: the request
+// deadline's timer stays armed after a request (exchange.hpp), as on a
+// connection that serves more; stop() lets it go, as a session's end does.
 template <class Handler>
 std::optional<http_response> run(boost::asio::io_context& io, Handler& handler, exchange& e) {
   auto done = boost::asio::co_spawn(io, handler(e), boost::asio::use_future);
   io.restart();
+  while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) io.run_one();
+  e.deadline.stop();
   io.run();
   return done.get();
 }
@@ -69,6 +77,55 @@ struct fixture {
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(handlers_test, fixture)
+
+// The request deadline keeps one timer wait and re-arms it only when it
+// fires before the deadline of the request then answered: a deadline armed
+// after an earlier request's (still waiting) expires at its own time, one
+// disarmed in time never cancels anything, and after stop() (a session's
+// end) an arm() waits again.
+BOOST_AUTO_TEST_CASE(the_request_deadline_expires_at_the_deadline_of_the_request_answered) {
+  using clock = std::chrono::steady_clock;
+  std::optional<clock::time_point> cancelled;
+  const auto listen = [&] {
+    cancelled.reset();
+    deadline->slot().assign([&](boost::asio::cancellation_type) { cancelled = clock::now(); });
+  };
+  const auto run_for = [&](std::chrono::milliseconds time) {
+    io.restart();
+    io.run_for(time);
+  };
+  listen();
+  deadline->arm(std::chrono::milliseconds(100));
+  run_for(std::chrono::milliseconds(20));
+  BOOST_TEST(!deadline->disarm());  // answered in time
+  run_for(std::chrono::milliseconds(30));
+  const auto armed = clock::now();
+  deadline->arm(std::chrono::milliseconds(100));  // the first wait ends at about 100 ms, this deadline at 150
+  run_for(std::chrono::milliseconds(300));
+  BOOST_TEST_REQUIRE(cancelled.has_value());
+  BOOST_TEST((*cancelled - armed >= std::chrono::milliseconds(100)));
+  BOOST_TEST((*cancelled - armed < std::chrono::milliseconds(250)));
+  BOOST_TEST(deadline->disarm());  // timed out
+  BOOST_TEST(!deadline->disarm());
+
+  listen();
+  deadline->arm(std::chrono::milliseconds(50));
+  BOOST_TEST(!deadline->disarm());
+  run_for(std::chrono::milliseconds(150));
+  BOOST_TEST(!cancelled.has_value());  // disarmed: its wait ended with nothing to cancel
+
+  deadline->arm(std::chrono::milliseconds(500));
+  deadline->stop();
+  listen();
+  const auto restarted = clock::now();
+  deadline->arm(std::chrono::milliseconds(50));
+  run_for(std::chrono::milliseconds(300));
+  BOOST_TEST_REQUIRE(cancelled.has_value());
+  BOOST_TEST((*cancelled - restarted < std::chrono::milliseconds(250)));
+  BOOST_TEST(deadline->disarm());
+  deadline->stop();
+  deadline->slot().clear();
+}
 
 BOOST_AUTO_TEST_CASE(models_and_health_answer_from_the_request_alone) {
   const auto request = request_of(http::verb::get, "/v1/models");

@@ -182,6 +182,10 @@ inline const cache_scope& scope_of(const chat_request& request, request_context&
 /// the messages in their wire form, written without building them.
 inline std::string exact_text_of(const chat_request& request) {
   std::string out;
+  std::size_t expected = 2;  // room for the usual case, so that the string grows once
+  for (const auto& message : conversation_of(request))
+    expected += 32 + message.role.size() + message.content.size() + message.content_json.size();
+  out.reserve(expected);
   detail::canonical_json_writer writer(out);
   unsigned char buffer[1024];  // parses of passed-through fields, only where a message has them
   boost::json::monotonic_resource arena(buffer, sizeof buffer);

@@ -87,8 +87,11 @@ class semantic_cache_stage {
     context.similarity = found.similarity;
     if (found.outcome == lookup_outcome::hit) {
       context.cache = cache_outcome::semantic;
-      context.feedback = [cache = cache_, found](bool correct) { cache->feedback(found, correct); };
-      co_return co_await serve_cached(*found.answer, context);
+      const cached_answer answer = *found.answer;
+      // The lookup (its vector included) is moved into the report, not copied.
+      context.feedback = [cache = cache_, found = std::move(found)](bool correct) { cache->feedback(found, correct); };
+      if (!context.streaming()) co_return cached_response(answer, context);  // no frame of serve_cached's
+      co_return co_await serve_cached(answer, context);
     }
     // A miss, or an explore (the policy wants a fresh answer to learn from): ask on.
     const bool embedded = own_embedder || !found.request.values.empty();

@@ -7,6 +7,7 @@
 
 #include <string>         // std::string
 #include <string_view>    // std::string_view
+#include <functional>     // std::hash, std::equal_to
 #include <unordered_map>  // key -> tenant
 
 #include <boost/beast/http/field.hpp>  // boost::beast::http::field
@@ -28,7 +29,7 @@ class access_keys {
     const std::string_view authorization = request[boost::beast::http::field::authorization];
     constexpr std::string_view bearer = "Bearer ";
     if (!authorization.starts_with(bearer)) return nullptr;
-    const auto found = tenant_of_key_.find(std::string(authorization.substr(bearer.size())));
+    const auto found = tenant_of_key_.find(authorization.substr(bearer.size()));  // no string made per request
     return found == tenant_of_key_.end() ? nullptr : &found->second;
   }
 
@@ -60,7 +61,13 @@ class access_keys {
  private:
   std::string admin_key_;
   std::string metrics_token_;
-  std::unordered_map<std::string, std::string> tenant_of_key_;
+  // Looked up by string_view: std::hash<std::string_view> hashes a
+  // string's characters as std::hash<std::string> does.
+  struct key_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view key) const noexcept { return std::hash<std::string_view>{}(key); }
+  };
+  std::unordered_map<std::string, std::string, key_hash, std::equal_to<>> tenant_of_key_;
 };
 
 }  // namespace llmgate::inline v0

@@ -34,10 +34,21 @@ class admission_gate {
       if (gate_) gate_->leave();
     }
     explicit operator bool() const noexcept { return gate_ != nullptr; }
+    void swap(ticket& other) noexcept { std::swap(gate_, other.gate_); }
 
    private:
     admission_gate* gate_;
   };
+
+  /// A ticket when a place is free now, else an empty one (the caller may
+  /// then wait with enter()). Not a coroutine: the common case, a free
+  /// place, costs no coroutine frame.
+  ticket try_enter() {
+    std::lock_guard lock(mutex_);
+    if (active_ >= max_active_) return ticket(nullptr);
+    ++active_;
+    return ticket(this);
+  }
 
   /// A ticket at once, or after waiting at most `patience` in the queue;
   /// an empty ticket when the queue is full or the wait ran out.

@@ -49,7 +49,15 @@ class response_stream {
 /// coroutine that serves the connection: whatever the handler awaits is
 /// cancelled, and the handler ends by throwing. Cheaper than a second
 /// coroutine racing a timer. Held by shared_ptr: a late expiry finds it alive.
+///
+/// One timer wait at a time, re-armed only when it fires before the
+/// deadline of the request being answered (a later request's, as the
+/// deadline moves on): a connection answering many short requests arms
+/// and cancels no timer per request, only reads the clock. Not thread-safe:
+/// arm, disarm and the expiry run on the connection's executor.
 class request_deadline : public std::enable_shared_from_this<request_deadline> {
+  using clock = std::chrono::steady_clock;
+
  public:
   static std::shared_ptr<request_deadline> make(const boost::asio::any_io_executor& executor) {
     return std::shared_ptr<request_deadline>(new request_deadline(executor));
@@ -58,30 +66,59 @@ class request_deadline : public std::enable_shared_from_this<request_deadline> {
   boost::asio::cancellation_slot slot() noexcept { return cancel_.slot(); }
 
   void arm(std::chrono::milliseconds timeout) {
-    const std::uint64_t number = ++armed_;
-    answering_ = number;
-    timer_.expires_after(timeout);
-    timer_.async_wait([self = shared_from_this(), number](const boost::system::error_code& ec) {
-      if (ec || self->answering_ != number) return;  // disarmed in time, or a late expiry
-      self->timed_out_ = true;
-      self->cancel_.emit(boost::asio::cancellation_type::terminal);
-    });
+    answering_ = true;
+    deadline_ = clock::now() + timeout;
+    // A wait that ends after the new deadline (a longer timeout before)
+    // is moved; an earlier one re-arms itself when it fires.
+    if (!waiting_ || waiting_until_ > deadline_) wait_until(deadline_);
   }
 
   /// Disarms; true when the deadline passed (the handler was cancelled).
   bool disarm() {
-    answering_ = 0;
-    timer_.cancel();
+    answering_ = false;
     return std::exchange(timed_out_, false);
+  }
+
+  /// Cancels the pending wait, which holds this object (and keeps its
+  /// io_context from running out of work): when its connection ends. A
+  /// later arm() waits again.
+  void stop() {
+    answering_ = false;
+    waiting_ = false;
+    timer_.cancel();
   }
 
  private:
   explicit request_deadline(const boost::asio::any_io_executor& executor) : timer_(executor) {}
 
+  void wait_until(clock::time_point when) {
+    waiting_ = true;
+    waiting_until_ = when;
+    timer_.expires_at(when);  // cancels a wait that was pending: its handler sees operation_aborted
+    timer_.async_wait([self = shared_from_this(), when](const boost::system::error_code& ec) {
+      if (ec) return;  // moved (a newer wait is pending) or stopped
+      self->expired(when);
+    });
+  }
+
+  void expired(clock::time_point when) {
+    if (when != waiting_until_) return;  // a late completion of a wait since replaced
+    waiting_ = false;
+    if (!answering_) return;  // nothing to time out; the next arm() waits again
+    if (clock::now() < deadline_) {
+      wait_until(deadline_);  // armed again since this wait began: wait for its deadline
+      return;
+    }
+    timed_out_ = true;
+    cancel_.emit(boost::asio::cancellation_type::terminal);
+  }
+
   boost::asio::steady_timer timer_;
   boost::asio::cancellation_signal cancel_;
-  std::uint64_t armed_ = 0;
-  std::uint64_t answering_ = 0;  // the number of the request being answered; 0: none
+  clock::time_point deadline_{};       // of the request being answered
+  clock::time_point waiting_until_{};  // when the pending wait ends
+  bool waiting_ = false;               // whether a wait is pending
+  bool answering_ = false;             // whether a request is being answered
   bool timed_out_ = false;
 };
 

@@ -28,17 +28,27 @@
 #include <memory>       // std::enable_shared_from_this, std::shared_ptr
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <tuple>        // std::tie, std::ignore
 #include <utility>      // std::move
 #include <vector>       // std::vector (the discarded bytes of a lingering close)
 
+#include <sys/socket.h>  // ::send, MSG_DONTWAIT, MSG_NOSIGNAL: a whole response written at once
+
+#include <cerrno>       // errno, EAGAIN, EWOULDBLOCK, EINTR
+#include <type_traits>  // std::is_same_v
+
 #include <boost/asio/as_tuple.hpp>   // boost::asio::as_tuple
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
+#include <boost/asio/deferred.hpp>   // boost::asio::deferred: awaited without a coroutine frame
 #include <boost/asio/ip/tcp.hpp>     // boost::asio::ip::tcp::socket::shutdown_send
 #include <boost/asio/post.hpp>       // boost::asio::post
+#include <boost/asio/steady_timer.hpp>   // boost::asio::steady_timer (the idle watchdog)
 #include <boost/asio/use_awaitable.hpp>  // boost::asio::use_awaitable
 #include <boost/asio/write.hpp>      // boost::asio::async_write
 #include <boost/beast/core/flat_buffer.hpp>  // boost::beast::flat_buffer
 #include <boost/beast/core/stream_traits.hpp>  // boost::beast::get_lowest_layer
+#include <boost/beast/core/tcp_stream.hpp>     // boost::beast::tcp_stream
+#include <boost/system/error_code.hpp>         // boost::system::error_code
 #include <boost/beast/http/error.hpp>   // boost::beast::http::error::body_limit
 #include <boost/beast/http/parser.hpp>  // boost::beast::http::request_parser
 #include <boost/beast/http/read.hpp>    // boost::beast::http::async_read
@@ -83,7 +93,7 @@ class session final : public session_base,
  public:
   session(Stream stream, const dispatch_table& routes, const session_options& options, const std::atomic<bool>& stopping)
       : stream_(std::move(stream)), routes_(routes), options_(options), stopping_(stopping),
-        deadline_(request_deadline::make(stream_.get_executor())) {}
+        deadline_(request_deadline::make(stream_.get_executor())), watchdog_(stream_.get_executor()) {}
 
   /// The request timeout's slot: bind the coroutine of run() to it.
   boost::asio::cancellation_slot slot() { return deadline_->slot(); }
@@ -100,9 +110,19 @@ class session final : public session_base,
       while (!stopping_) {
         http::request_parser<http::string_body> parser;
         parser.body_limit(options_.max_body_bytes);
-        lowest.expires_after(options_.idle_timeout);
-        auto [ec, bytes] = co_await http::async_read(stream_, buffer, parser,
-                                                     boost::asio::as_tuple(boost::asio::use_awaitable));
+        boost::system::error_code ec;
+        if constexpr (plain_tcp) {
+          // The socket itself, under the watchdog: no timer armed and
+          // cancelled per read, and no coroutine frame for the read.
+          watch_idle();
+          std::tie(ec, std::ignore) = co_await http::async_read(lowest.socket(), buffer, parser,
+                                                                boost::asio::as_tuple(boost::asio::deferred));
+          read_deadline_ = clock::time_point::max();
+        } else {
+          lowest.expires_after(options_.idle_timeout);
+          std::tie(ec, std::ignore) = co_await http::async_read(stream_, buffer, parser,
+                                                                boost::asio::as_tuple(boost::asio::use_awaitable));
+        }
         if (ec == http::error::body_limit) {
           const auto started = clock::now();
           auto response = options_.too_large;
@@ -116,7 +136,7 @@ class session final : public session_base,
           break;
         }
         if (ec) break;
-        lowest.expires_never();  // the request timeout applies instead
+        if constexpr (!plain_tcp) lowest.expires_never();  // the request timeout applies instead
         busy_ = true;
         const http_request& request = parser.get();
         exchange e{.request = request, .out = *this, .deadline = *deadline_,
@@ -145,7 +165,14 @@ class session final : public session_base,
             served.status = response->result_int();
             wire_.clear();
             append_response_bytes(*response, wire_);
-            co_await boost::asio::async_write(stream_, boost::asio::buffer(wire_), boost::asio::use_awaitable);
+            if constexpr (plain_tcp) {
+              const std::size_t sent = send_now(wire_);
+              if (sent < wire_.size())
+                co_await boost::asio::async_write(lowest.socket(), boost::asio::buffer(wire_.data() + sent, wire_.size() - sent),
+                                                  boost::asio::deferred);
+            } else {
+              co_await boost::asio::async_write(stream_, boost::asio::buffer(wire_), boost::asio::use_awaitable);
+            }
             if (wire_.capacity() > max_kept_wire_bytes) std::string().swap(wire_);  // a dashboard page, say
             open = response->keep_alive();
           } else {
@@ -169,6 +196,9 @@ class session final : public session_base,
     } catch (const std::exception&) {
       // The client went away mid-answer: nothing left to tell it.
     }
+    watchdog_.cancel();  // its wait holds the session: let go now, not at the next deadline
+    deadline_->stop();   // and the request timeout's holds its deadline
+    read_deadline_ = clock::time_point::max();
     boost::system::error_code ignored;
     lowest.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
     done(self);
@@ -183,12 +213,71 @@ class session final : public session_base,
   boost::asio::awaitable<void> write(std::string_view bytes) override {
     if (!streamed_) streamed_status_ = status_of(bytes);
     streamed_ = true;
-    co_await boost::asio::async_write(stream_, boost::asio::buffer(bytes.data(), bytes.size()),
-                                      boost::asio::use_awaitable);
+    if constexpr (plain_tcp) {
+      const std::size_t sent = send_now(bytes);
+      if (sent < bytes.size())
+        co_await boost::asio::async_write(boost::beast::get_lowest_layer(stream_).socket(),
+                                          boost::asio::buffer(bytes.data() + sent, bytes.size() - sent),
+                                          boost::asio::deferred);
+    } else {
+      co_await boost::asio::async_write(stream_, boost::asio::buffer(bytes.data(), bytes.size()),
+                                        boost::asio::use_awaitable);
+    }
   }
 
  private:
   using clock = std::chrono::steady_clock;
+  // A plain TCP connection is read and written on its socket directly
+  // (with the watchdog below for the idle timeout); a layered stream (TLS)
+  // through the stream, with its own timeout.
+  static constexpr bool plain_tcp = std::is_same_v<Stream, boost::beast::tcp_stream>;
+
+  // Writes what the socket takes now, without waiting: a response most
+  // often goes out whole in this one send, with no asynchronous operation
+  // to start, complete and resume from. Returns the bytes written; the
+  // caller awaits the rest. Throws boost::system::system_error when the
+  // connection failed (as the awaited write would).
+  std::size_t send_now(std::string_view bytes) {
+    const int socket = boost::beast::get_lowest_layer(stream_).socket().native_handle();
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+      const auto n = ::send(socket, bytes.data() + sent, bytes.size() - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n >= 0) {
+        sent += static_cast<std::size_t>(n);
+        continue;
+      }
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      throw boost::system::system_error(boost::system::error_code(errno, boost::system::system_category()),
+                                        "send");
+    }
+    return sent;
+  }
+
+  // The idle timeout of a plain TCP connection: the connection is closed
+  // when a request has not been read in full within idle_timeout of when
+  // its reading began (read_deadline_). One timer per session, re-armed
+  // only when it fires early (the deadline moved on since it was set), so
+  // a busy connection arms and cancels no timer per request.
+  void watch_idle() {
+    read_deadline_ = clock::now() + options_.idle_timeout;
+    if (watching_) return;
+    watching_ = true;
+    watchdog_.expires_at(read_deadline_);
+    watchdog_.async_wait([self = this->shared_from_this()](const boost::system::error_code& ec) { self->on_watchdog(ec); });
+  }
+  void on_watchdog(const boost::system::error_code& ec) {
+    watching_ = false;
+    if (ec || read_deadline_ == clock::time_point::max()) return;  // cancelled, or answering: the next read re-arms
+    if (clock::now() >= read_deadline_) {
+      boost::system::error_code ignored;
+      boost::beast::get_lowest_layer(stream_).socket().close(ignored);  // the read ends with an error: the session ends
+      return;
+    }
+    watching_ = true;
+    watchdog_.expires_at(read_deadline_);
+    watchdog_.async_wait([self = this->shared_from_this()](const boost::system::error_code& e) { self->on_watchdog(e); });
+  }
   static constexpr std::size_t max_kept_wire_bytes = 64 * 1024;
   static constexpr unsigned client_closed_request = 499;
 
@@ -241,6 +330,9 @@ class session final : public session_base,
   bool streamed_ = false;  // whether the request being answered has written bytes of its own
   unsigned streamed_status_ = 0;  // the status line of those bytes
   std::string wire_;   // the bytes of the response being written; its capacity is kept for the next
+  boost::asio::steady_timer watchdog_;  // the idle timeout (plain TCP)
+  clock::time_point read_deadline_ = clock::time_point::max();  // max: not reading a request
+  bool watching_ = false;  // whether the watchdog waits
 };
 
 }  // namespace llmgate::inline v0

@@ -117,7 +117,11 @@ class chat_handler {
     if (auto problem = read_preferences(e, request, wanted)) co_return finish(std::move(*problem));
 
     const std::chrono::milliseconds timeout(s_.config->request_timeout_ms);
-    const auto ticket = co_await s_.admission->enter(timeout);
+    auto ticket = s_.admission->try_enter();  // a free place, most often: no wait, no coroutine frame
+    if (!ticket) {
+      auto waited = co_await s_.admission->enter(timeout);
+      ticket.swap(waited);
+    }
     if (!ticket) {
       auto response = error_response(http_status::too_many_requests,
                                      "The gateway is at its limit of concurrent requests; retry shortly.",

@@ -20,6 +20,7 @@
 
 #include <algorithm>    // std::min
 #include <atomic>       // std::atomic
+#include <cerrno>       // errno, EAGAIN, EWOULDBLOCK, EINTR
 #include <chrono>       // std::chrono::seconds, steady_clock
 #include <cstdint>      // std::uint64_t
 #include <exception>    // std::exception
@@ -29,13 +30,11 @@
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <tuple>        // std::tie, std::ignore
+#include <type_traits>  // std::is_same_v
 #include <utility>      // std::move
 #include <vector>       // std::vector (the discarded bytes of a lingering close)
 
 #include <sys/socket.h>  // ::send, MSG_DONTWAIT, MSG_NOSIGNAL: a whole response written at once
-
-#include <cerrno>       // errno, EAGAIN, EWOULDBLOCK, EINTR
-#include <type_traits>  // std::is_same_v
 
 #include <boost/asio/as_tuple.hpp>   // boost::asio::as_tuple
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
@@ -48,11 +47,11 @@
 #include <boost/beast/core/flat_buffer.hpp>  // boost::beast::flat_buffer
 #include <boost/beast/core/stream_traits.hpp>  // boost::beast::get_lowest_layer
 #include <boost/beast/core/tcp_stream.hpp>     // boost::beast::tcp_stream
-#include <boost/system/error_code.hpp>         // boost::system::error_code
 #include <boost/beast/http/error.hpp>   // boost::beast::http::error::body_limit
 #include <boost/beast/http/parser.hpp>  // boost::beast::http::request_parser
 #include <boost/beast/http/read.hpp>    // boost::beast::http::async_read
 #include <boost/beast/http/write.hpp>   // boost::beast::http::async_write
+#include <boost/system/error_code.hpp>    // boost::system::error_code
 #include <boost/system/system_error.hpp>  // boost::system::system_error
 
 #include "llmgate/server/dispatch.hpp"        // dispatch_table

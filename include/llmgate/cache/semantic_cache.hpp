@@ -24,6 +24,11 @@
 // search() embeds again, under the lock, only a vector made under weights a
 // learning embedder has replaced since (or of another text).
 //
+// An insert takes the exclusive lock only to store its entry and, after,
+// to note it linked: its vector is linked into the scope's index (a graph
+// search, the slow part) with no cache lock held, beside lookups and other
+// inserts (store_and_index()).
+//
 // Policies, each a concept with models beside it:
 //   Embedder        text -> vector             embed/embedder.hpp
 //   IndexFactory    makes each scope's index   cache/index_factory.hpp

@@ -151,6 +151,22 @@ BOOST_AUTO_TEST_CASE(search_and_insert_embed_only_what_they_were_not_given) {
   const auto embedded = cache.search(key, looked_up_vector{});
   BOOST_TEST((embedded.outcome == lookup_outcome::hit));
   BOOST_TEST(*calls == 3);
+  // The same as the first entry of a scope: the scope gets no index (it
+  // has nothing to search), and its lookups miss.
+  const cache_scope other({.tenant = "other"});
+  const cache_key first = cache.key(other, "Is there a student discount?");
+  cache.insert(first, "Yes.");
+  BOOST_TEST(*calls == 4);
+  const cache_key never = cache.key(cache_scope({.tenant = "third"}), "Is there a student discount?");
+  cache.insert(cache.search(never, looked_up_vector::of(never.text, {})), never, "Ask sales.");
+  BOOST_TEST(*calls == 4);
+  BOOST_TEST(cache.size() == 4u);
+  BOOST_TEST((cache.search(never, looked_up_vector::of(never.text, {})).outcome == lookup_outcome::miss));
+  BOOST_TEST((cache.lookup(cache_scope({.tenant = "third"}), never.text).outcome == lookup_outcome::miss));
+  BOOST_TEST(*calls == 5);
+  const auto answered = cache.lookup(other, first.text);
+  BOOST_TEST_REQUIRE((answered.outcome == lookup_outcome::hit));
+  BOOST_TEST(*answered.answer == "Yes.");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

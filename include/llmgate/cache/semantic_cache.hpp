@@ -765,8 +765,8 @@ class basic_semantic_cache {
     return embedder_.next_weights();
   }
 
-  // What store() stored, for store_and_index() to link: the index is
-  // empty when the text could not be embedded.
+  // What store() stored, for store_and_index() to link: no index when the
+  // text could not be embedded.
   struct stored_entry {
     entry_handle handle = 0;
     looked_up_vector vector;
@@ -800,9 +800,8 @@ class basic_semantic_cache {
       eviction_.insert(handle, entry_info{text.size() + sizeof(entry), cost.usd, 0});
     }
     if (observer_ && !replicated) observer_->inserted(scope, text, vector.values, e.answer, cost);
-    auto& index = indexes_[scope];
-    if (indexed && !index) index = make_index();
-    return {handle, std::move(vector), indexed ? index : nullptr};
+    if (!indexed) return {handle, std::move(vector), nullptr};
+    return {handle, std::move(vector), index_of(indexes_, scope)};
   }
 
   // The generation of the weights embed() uses now (safe without the lock,
@@ -817,13 +816,15 @@ class basic_semantic_cache {
   // Adds a vector to its scope's index, made on first use. An entry whose
   // text cannot be embedded is stored but never found.
   void add_vector(index_map& indexes, const hash128& scope, entry_handle handle, std::span<const float> vector) const {
-    auto& index = indexes[scope];
-    if (!index) index = make_index();
-    (void)index->add(handle, vector);  // handles are unique: no error to expect
+    (void)index_of(indexes, scope)->add(handle, vector);  // handles are unique: no error to expect
   }
 
-  std::shared_ptr<Index> make_index() const {
-    return std::make_shared<Index>(index_factory_.make(embedder_.dimension()));
+  // A scope's index, made on first use (a scope whose texts could not be
+  // embedded has none).
+  const std::shared_ptr<Index>& index_of(index_map& indexes, const hash128& scope) const {
+    auto& index = indexes[scope];
+    if (!index) index = std::make_shared<Index>(index_factory_.make(embedder_.dimension()));
+    return index;
   }
 
   // Vectors of two generations of weights must not be compared, so new

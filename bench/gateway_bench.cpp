@@ -454,12 +454,11 @@ int main(int argc, char** argv) {
   };
 
   const auto runs = [&](const char* part) { return only.empty() || only == part; };
-  const auto wants = [&](const std::string& peer) {
-    return ("," + peer_list + ",").find("," + peer + ",") != std::string::npos;
+  const auto listed = [](const std::string& list, const std::string& name) {  // in a comma-separated list
+    return ("," + list + ",").find("," + name + ",") != std::string::npos;
   };
-  const auto wants_hits = [&](const std::string& path) {
-    return ("," + hit_list + ",").find("," + path + ",") != std::string::npos;
-  };
+  const auto wants = [&](const std::string& peer) { return listed(peer_list, peer); };
+  const auto wants_hits = [&](const std::string& path) { return listed(hit_list, path); };
 
   // The peers, started once for the parts that use them: nginx with one
   // worker per core, as its docs advise, and Portkey as its package starts

@@ -518,7 +518,8 @@ int run(int argc, char** argv) {
     std::ifstream in(schema_path);
     std::stringstream text;
     text << in.rdbuf();
-    registry.add(llmgate::parse_schema(text.str(), schema_path.parent_path()));
+    // src= files are the project's headers: paths from the repository's root, two folders up.
+    registry.add(llmgate::parse_schema(text.str(), schema_path.parent_path() / ".." / ".."));
 
     std::mt19937_64 rng(o.seed);
     std::vector<llmgate::chat_request> requests;

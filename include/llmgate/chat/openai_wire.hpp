@@ -221,13 +221,24 @@ inline chat_request parse_chat_request(const boost::json::value& value) {
   return request;
 }
 
-/// parse_chat_request of a body's text; a body that is not JSON is a
-/// request_error too.
-inline chat_request parse_chat_request(std::string_view body) {
+/// How deep a request's JSON may nest by default: real tool schemas (JSON
+/// Schema inside function parameters) go deeper than Boost.JSON's 32.
+inline constexpr std::size_t default_max_json_depth = 64;
+
+/// A request's JSON parse options: nested at most `max_depth`.
+inline boost::json::parse_options request_json_options(std::size_t max_depth = default_max_json_depth) {
+  boost::json::parse_options options;
+  options.max_depth = max_depth;
+  return options;
+}
+
+/// parse_chat_request of a body's text, nested at most `max_depth`; a body
+/// that is not JSON is a request_error too.
+inline chat_request parse_chat_request(std::string_view body, std::size_t max_depth = default_max_json_depth) {
   unsigned char buffer[4096];  // the parsed tree lives only while the request copies what it keeps
   boost::json::monotonic_resource arena(buffer, sizeof buffer);
   boost::system::error_code ec;
-  const boost::json::value value = boost::json::parse(body, ec, &arena);
+  const boost::json::value value = boost::json::parse(body, ec, &arena, request_json_options(max_depth));
   if (ec) throw request_error("", "We could not parse the JSON body of your request: " + ec.message() + ".", "invalid_json");
   return parse_chat_request(value);
 }

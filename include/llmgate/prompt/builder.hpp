@@ -65,10 +65,11 @@ class schema_builder {
     }
     return *this;
   }
-  /// A whole <module name src cached/>: its text read now from base_dir / src, as the parser does.
-  schema_builder& module_from_file(std::string name, std::string src, const std::filesystem::path& base_dir = {},
+  /// A whole <module name src cached/>: its text read now from `src` under
+  /// `directory`, as the parser does (schema_sources.hpp).
+  schema_builder& module_from_file(std::string name, std::string src, const std::filesystem::path& directory = ".",
                                    bool cached = true) {
-    std::string content = detail::schema_reader::read_source(base_dir, src, {});
+    std::string content = detail::schema_reader::read_source(schema_sources{directory}, src, {});
     module(std::move(name), cached);
     open_.back().module->src = std::move(src);
     if (!content.empty()) text(std::move(content));

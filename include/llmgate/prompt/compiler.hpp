@@ -32,6 +32,7 @@
 #include <memory>       // std::make_shared
 #include <string>       // std::string, std::to_string
 #include <string_view>  // std::string_view
+#include <unordered_map>  // std::unordered_map
 #include <utility>      // std::move
 #include <variant>      // std::get_if
 #include <vector>       // std::vector
@@ -109,6 +110,11 @@ class pml_selector {
       pml_selection::entry* entry;
     };
     std::vector<resolved> imported;
+    // Lookups by name, module and union, so that a prompt's cost grows
+    // with its length alone, whatever the schema's size.
+    std::unordered_map<std::string_view, std::size_t> order_of;
+    for (std::size_t i = 0; i < candidates.size(); ++i) order_of[candidates[i].module->name] = i;
+    std::unordered_map<const void*, std::size_t> imported_at;  // a module, or a union, to its entry in `imported`
     for (const auto& child : children) {
       if (const auto* role = std::get_if<prompt_role>(&child.value)) {
         if (parent) throw pml_error(role->position, "<" + role->role + "> is allowed only at the top of a prompt");
@@ -116,25 +122,25 @@ class pml_selector {
       }
       const auto* import = std::get_if<prompt_import>(&child.value);
       if (!import) continue;
-      std::size_t order = candidates.size();
-      for (std::size_t i = 0; i < candidates.size(); ++i)
-        if (candidates[i].module->name == import->name) order = i;
-      if (order == candidates.size())
+      const auto order_found = order_of.find(import->name);
+      if (order_found == order_of.end())
         throw pml_error(import->position, "unknown module \"" + import->name + "\" in " +
                                               (parent ? "module \"" + parent->name + "\""
                                                       : "schema \"" + schema_.name + "\""));
+      const std::size_t order = order_found->second;
       const pml_candidate& found = candidates[order];
-      for (const auto& earlier : imported) {
-        if (earlier.module == found.module)
-          throw pml_error(import->position, "module \"" + import->name + "\" is imported twice" +
-                                                pml_first_at(earlier.import->position));
-        if (found.group && candidates[earlier.order].group == found.group)
-          throw pml_error(import->position, "\"" + earlier.module->name + "\" and \"" + import->name +
-                                                "\" are members of one union: import at most one");
-      }
-      check_arguments(*found.module, *import);
+      if (const auto twice = imported_at.find(found.module); twice != imported_at.end())
+        throw pml_error(import->position, "module \"" + import->name + "\" is imported twice" +
+                                              pml_first_at(imported[twice->second].import->position));
+      if (const auto member = found.group ? imported_at.find(found.group) : imported_at.end();
+          member != imported_at.end())
+        throw pml_error(import->position, "\"" + imported[member->second].module->name + "\" and \"" +
+                                              import->name + "\" are members of one union: import at most one");
+      imported_at[found.module] = imported.size();
+      if (found.group) imported_at[found.group] = imported.size();
       auto& entry = selection_.modules[found.module];
       entry.import = import;
+      check_arguments(*found.module, *import, entry);
       imported.push_back({import, found.module, order, &entry});
       std::vector<pml_candidate> inner;
       pml_add_candidates(found.module->children, inner, false);
@@ -172,31 +178,27 @@ class pml_selector {
     }
   }
 
-  void check_arguments(const schema_module& module, const prompt_import& import) const {
+  // Checks `import`'s arguments against `module`'s parameters and files them in `entry`.
+  void check_arguments(const schema_module& module, const prompt_import& import, pml_selection::entry& entry) const {
+    std::unordered_map<std::string_view, const schema_param*> params;
+    for (const auto& child : module.children)
+      if (const auto* p = std::get_if<schema_param>(&child.value)) params[p->name] = p;
     for (const auto& argument : import.arguments) {
-      for (const auto& other : import.arguments) {
-        if (&other == &argument) break;
-        if (other.name == argument.name)  // only a built tree can have it: markup refuses duplicate attributes
-          throw pml_error(argument.position, "the argument " + argument.name + " is given twice");
-      }
-      const schema_param* param = nullptr;
-      for (const auto& child : module.children)
-        if (const auto* p = std::get_if<schema_param>(&child.value); p && p->name == argument.name) param = p;
-      if (!param)
+      if (!entry.arguments.emplace(argument.name, &argument).second)  // only a built tree can: markup refuses it
+        throw pml_error(argument.position, "the argument " + argument.name + " is given twice");
+      const auto param = params.find(argument.name);
+      if (param == params.end())
         throw pml_error(argument.position,
                         "module \"" + module.name + "\" has no parameter \"" + argument.name + "\"");
       const std::size_t tokens = static_cast<std::size_t>(tokenizer_.count(argument.value));
-      if (tokens > param->max_tokens)
+      if (tokens > param->second->max_tokens)
         throw pml_error(argument.position, "the argument " + argument.name + " is " + std::to_string(tokens) +
                                                " tokens long; its parameter allows " +
-                                               std::to_string(param->max_tokens));
+                                               std::to_string(param->second->max_tokens));
     }
     for (const auto& child : module.children) {
       const auto* param = std::get_if<schema_param>(&child.value);
-      if (!param) continue;
-      bool given = false;
-      for (const auto& argument : import.arguments) given = given || argument.name == param->name;
-      if (!given)
+      if (param && !entry.arguments.contains(param->name))
         throw pml_error(import.position,
                         "module \"" + module.name + "\" needs an argument for its parameter \"" + param->name + "\"");
     }

@@ -8,11 +8,7 @@
 
 #include <cstddef>      // std::size_t
 #include <filesystem>   // std::filesystem::path
-#include <fstream>      // std::ifstream
 #include <initializer_list>  // std::initializer_list
-#include <ios>          // std::ios_base::failure
-#include <iterator>     // std::istreambuf_iterator
-#include <system_error>  // std::error_code
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
@@ -25,6 +21,7 @@
 #include "llmgate/prompt/prompt_document.hpp"    // the prompt tree
 #include "llmgate/prompt/schema.hpp"             // the schema tree
 #include "llmgate/prompt/schema_check.hpp"       // finish_schema
+#include "llmgate/prompt/schema_sources.hpp"     // schema_sources, read_schema_source_bytes
 #include "llmgate/version.hpp"                   // the inline versioned namespace
 
 namespace llmgate::inline v0 {
@@ -66,7 +63,7 @@ inline std::string pml_child_text(const xml_element& parent, std::size_t i, cons
 
 class schema_reader {
  public:
-  explicit schema_reader(std::filesystem::path base_dir) : base_dir_(std::move(base_dir)) {}
+  explicit schema_reader(schema_sources sources) : sources_(std::move(sources)) {}
 
   prompt_schema read(const xml_element& root) {
     if (root.name != "schema")
@@ -82,7 +79,7 @@ class schema_reader {
 
  private:
   enum class place { top, role, module };
-  std::filesystem::path base_dir_;
+  schema_sources sources_;
 
   std::vector<schema_node> children(const xml_element& parent, place where) {
     std::vector<schema_node> nodes;
@@ -131,7 +128,7 @@ class schema_reader {
           throw pml_error(element.at, "a <module> with src holds nothing else: its text is the file's");
       }
       m.src = src->value;
-      std::string text = read_source(base_dir_, m.src, element.at);
+      std::string text = read_source(sources_, m.src, element.at);
       if (!text.empty()) m.children.push_back({schema_text{std::move(text), element.at}});
       return m;
     }
@@ -183,23 +180,9 @@ class schema_reader {
   }
 
  public:
-  /// The text of a module's src file (a regular file), laid out as a block.
-  static std::string read_source(const std::filesystem::path& base_dir, const std::string& src, source_position at) {
-    const std::filesystem::path path = base_dir / src;
-    std::string bytes;
-    bool read = false;
-    std::error_code ignored;
-    if (std::filesystem::is_regular_file(path, ignored)) {  // not a directory, nor a device that never ends
-      try {
-        std::ifstream file(path, std::ios::binary);
-        if (file) {
-          bytes.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-          read = !file.bad();
-        }
-      } catch (const std::ios_base::failure&) {  // libstdc++ throws where the read itself fails
-      }
-    }
-    if (!read) throw pml_error(at, "cannot read the src file \"" + src + "\" (" + path.string() + ")");
+  /// The text of a module's src file (schema_sources.hpp), laid out as a block.
+  static std::string read_source(const schema_sources& sources, const std::string& src, source_position at) {
+    const std::string bytes = read_schema_source_bytes(sources, src, at);
     std::string text;
     text.reserve(bytes.size());
     for (std::size_t i = 0; i < bytes.size(); ++i) {
@@ -264,13 +247,18 @@ class prompt_reader {
 
 }  // namespace detail
 
-/// Parses a <schema> document; src= paths are relative to `base_dir` (the
-/// current directory when empty). Checks it (finish_schema) and sets its
+/// Parses a <schema> document, its modules' src= files read from
+/// `sources` (none by default). Checks it (finish_schema) and sets its
 /// whole_schema. Throws pml_error.
-inline prompt_schema parse_schema(std::string_view pml, const std::filesystem::path& base_dir = {}) {
-  prompt_schema schema = detail::schema_reader(base_dir).read(detail::read_pml(pml));
+inline prompt_schema parse_schema(std::string_view pml, const schema_sources& sources = {}) {
+  prompt_schema schema = detail::schema_reader(sources).read(detail::read_pml(pml));
   finish_schema(schema);
   return schema;
+}
+
+/// parse_schema with src= files read from `directory`, at most schema_sources' default size.
+inline prompt_schema parse_schema(std::string_view pml, const std::filesystem::path& directory) {
+  return parse_schema(pml, schema_sources{directory});
 }
 
 /// Parses a <prompt> document. Whether it fits its schema is the

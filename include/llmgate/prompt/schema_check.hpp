@@ -8,6 +8,7 @@
 #include <memory>       // std::make_shared
 #include <string>       // std::string, std::to_string
 #include <string_view>  // std::string_view
+#include <unordered_map>  // std::unordered_map
 #include <variant>      // std::get_if
 #include <vector>       // std::vector
 
@@ -35,7 +36,7 @@ class schema_checker {
  public:
   void check(const prompt_schema& schema) {
     if (schema.name.empty()) throw pml_error(schema.position, "the schema needs a name");
-    std::vector<const schema_module*> names;
+    declared_names names;
     for (const auto& node : schema.nodes) {
       if (const auto* role = std::get_if<schema_role>(&node.value)) {
         if (!pml_is_role(role->role))
@@ -52,16 +53,18 @@ class schema_checker {
   }
 
  private:
-  static void declare(std::vector<const schema_module*>& names, const schema_module& module) {
-    for (const schema_module* seen : names)
-      if (seen->name == module.name)
-        throw pml_error(module.position, "duplicate module name \"" + module.name + "\"" + pml_first_at(seen->position));
-    names.push_back(&module);
+  // The names declared so far in one namespace, to where each was declared.
+  using declared_names = std::unordered_map<std::string_view, source_position>;
+
+  static void declare(declared_names& names, const schema_module& module) {
+    const auto [seen, fresh] = names.emplace(module.name, module.position);
+    if (!fresh)
+      throw pml_error(module.position, "duplicate module name \"" + module.name + "\"" + pml_first_at(seen->second));
   }
 
   // `names`: the modules declared so far in the same namespace; `owner`:
   // the module holding the node (null at the top, where parameters may not be).
-  void check_node(const schema_node& node, std::vector<const schema_module*>& names, const schema_module* owner) {
+  void check_node(const schema_node& node, declared_names& names, const schema_module* owner) {
     if (const auto* module = std::get_if<schema_module>(&node.value)) {
       declare(names, *module);
       check_module(*module);
@@ -90,18 +93,16 @@ class schema_checker {
     if (pml_is_role(module.name) || module.name == "prompt")
       throw pml_error(module.position, "\"" + module.name + "\" cannot name a module: prompts use <" + module.name +
                                            "> for something else");
-    std::vector<const schema_module*> names;
-    std::vector<const schema_param*> params;
+    declared_names names;
+    declared_names params;
     for (const auto& child : module.children) {
       if (const auto* param = std::get_if<schema_param>(&child.value)) {
         if (!pml_is_name(param->name))
           throw pml_error(param->position, "\"" + param->name + "\" is not a valid parameter name (a letter or '_', "
                                                                 "then letters, digits, '_', '-' and '.')");
-        for (const schema_param* seen : params)
-          if (seen->name == param->name)
-            throw pml_error(param->position, "duplicate parameter name \"" + param->name + "\" in module \"" +
-                                                 module.name + "\"" + pml_first_at(seen->position));
-        params.push_back(param);
+        if (const auto [seen, fresh] = params.emplace(param->name, param->position); !fresh)
+          throw pml_error(param->position, "duplicate parameter name \"" + param->name + "\" in module \"" +
+                                               module.name + "\"" + pml_first_at(seen->second));
       }
       check_node(child, names, &module);
     }

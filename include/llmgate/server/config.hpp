@@ -10,7 +10,11 @@
 //   {
 //     "listen":   {"address": "127.0.0.1", "port": 8080, "threads": 2},
 //     "limits":   {"max_body_bytes": 1048576, "max_concurrent_requests": 256,
-//                  "max_queued_requests": 1024, "request_timeout_ms": 120000},
+//                  "max_queued_requests": 1024, "request_timeout_ms": 120000,
+//                  "max_header_bytes": 16384, "max_json_depth": 64,
+//                  "max_connections": 10000, "max_connections_per_address": 1000,
+//                  "idle_timeout_ms": 60000, "header_timeout_ms": 10000, "body_timeout_ms": 60000,
+//                  "max_embedding_inputs": 2048, "max_embedding_input_tokens": 300000},
 //     "backends": [{"name": "openai", "kind": "openai", "base_url": "https://api.openai.com/v1",
 //                   "api_key_env": "OPENAI_API_KEY", "retries": 2},
 //                  {"name": "claude", "kind": "anthropic", "api_key_env": "ANTHROPIC_API_KEY"},
@@ -28,7 +32,7 @@
 //     "admin":    {"api_key_env": "LLMGATE_ADMIN_KEY", "metrics_token": "scraper-token"},  // token: /metrics only
 //     "exact_cache":    {"enabled": true, "max_entries": 100000, "max_bytes": 268435456,
 //                        "eviction": {"policy": "lru"}, "ttl_seconds": 0},
-//     "semantic_cache": {"enabled": true, "max_entries": 100000,
+//     "semantic_cache": {"enabled": true, "max_entries": 100000, "max_bytes": 268435456,
 //                        "threshold": {"policy": "static", "value": 0.9},    // or just "threshold": 0.9
 //                        "eviction": {"policy": "lru"}, "ttl_seconds": 0,    // 0: answers never expire
 //                        "embedder": {"kind": "hashing", "dimension": 384, "model": "llmgate-hashing"},
@@ -45,6 +49,7 @@
 //                  "prefix": "llmgate", "replica": "gw-1", "exact": true, "semantic": true,
 //                  "read_timeout_ms": 20, "max_queued_writes": 10000, "snapshot_interval_s": 60},
 //     "prompt_schemas": ["prompts/support.xml"],      // PML schemas that requests may import
+//     "prompt_sources": {"admin_directory": "prompts/shared", "max_bytes": 1048576},
 //     "log":      {"requests": true}
 //   }
 //
@@ -52,18 +57,24 @@
 //   listen.address an IPv4 or IPv6 address; port 0 to 65535 (0: the system
 //   picks); threads 1 to 1024. limits.max_body_bytes 1 to 1073741824;
 //   max_concurrent_requests 1 to 1000000; max_queued_requests 0 to 1000000;
-//   request_timeout_ms 1 to 86400000. backends[].name non-empty and unique;
+//   request_timeout_ms 1 to 86400000; max_header_bytes 1024 to 1048576;
+//   max_json_depth 1 to 1024; max_connections and max_connections_per_address
+//   1 to 10000000; idle_timeout_ms, header_timeout_ms and body_timeout_ms 1
+//   to 86400000; max_embedding_inputs 1 to 1000000; max_embedding_input_tokens
+//   1 to 1000000000. backends[].name non-empty and unique;
 //   base_url http:// or https:// with a host; retries 0 to 10; anthropic's
 //   max_tokens 1 to 1000000. models[].name non-empty and unique, every
 //   backend named exists. prices 0 to 1000000. tenants: names and keys
-//   non-empty and unique, none the admin key. exact_cache.max_entries and
-//   semantic_cache.max_entries 1 to 1000000000; exact_cache.max_bytes 1 to
-//   2^40; ttl_seconds 0 to 1000000000. threshold value in (0, 1],
+//   non-empty and unique, none the admin key, nor the metrics token.
+//   exact_cache.max_entries and
+//   semantic_cache.max_entries 1 to 1000000000; exact_cache.max_bytes and
+//   semantic_cache.max_bytes 1 to 2^40; ttl_seconds 0 to 1000000000. threshold value in (0, 1],
 //   error_bound in (0, 1), min_feedback 1 to 1000000. embedder.dimension 1
 //   to 65536. hnsw.m 2 to 128, ef_construction and ef_search 1 to 4096.
 //   snapshot.directory a directory (created at the first save when absent).
 //   prompt_schemas[] non-empty paths of PML schema files, each read and
-//   validated at start (server/prompt_schemas.hpp). shared.redis.endpoints
+//   validated at start (server/prompt_schemas.hpp). prompt_sources.max_bytes
+//   1 to 1073741824. shared.redis.endpoints
 //   one or more "host:port"; database 0 to 15 (a cluster has only 0);
 //   connect_timeout_ms and command_timeout_ms 1 to 600000; connections 1
 //   to 64; shared.prefix non-empty, without '{' or '}'; read_timeout_ms 1
@@ -145,7 +156,20 @@
 // start, relative to the working directory as router.registry is; a
 // module's src= inside a schema is relative to the schema's own file. A
 // request imports their modules with a <prompt> (server/prompt_input.hpp);
-// POST /admin/prompt_schemas adds more while the gateway runs.
+// POST /admin/prompt_schemas adds more while the gateway runs. A module's
+// src= names a file inside its schema file's directory, or, for a POSTed
+// schema, inside prompt_sources.admin_directory (without it, POSTed schemas
+// may not use src); never outside it, and at most prompt_sources.max_bytes
+// (prompt/schema_sources.hpp).
+//
+// limits: a request's headers over max_header_bytes get 431; JSON nested
+// deeper than max_json_depth gets 400; past max_connections open
+// connections, or max_connections_per_address from one client address, a
+// new connection gets 503 and is closed. A connection waits idle_timeout_ms
+// for the first byte of a request, then header_timeout_ms for its headers,
+// then body_timeout_ms for its body (server/session.hpp). /v1/embeddings
+// takes at most max_embedding_inputs inputs and max_embedding_input_tokens
+// tokens (estimated, as the cache estimates them) in one request.
 //
 // Secrets are read from the environment variables the file names
 // (api_key_env), so the file itself can be shared; a literal api_key is
@@ -294,6 +318,15 @@ struct gateway_config {
   std::uint64_t max_concurrent_requests = 256;
   std::uint64_t max_queued_requests = 1024;
   std::uint64_t request_timeout_ms = 120'000;
+  std::uint64_t max_header_bytes = 16 * 1024;
+  std::uint64_t max_json_depth = 64;  ///< deep enough for real tool schemas
+  std::uint64_t max_connections = 10'000;
+  std::uint64_t max_connections_per_address = 1'000;
+  std::uint64_t idle_timeout_ms = 60'000;
+  std::uint64_t header_timeout_ms = 10'000;
+  std::uint64_t body_timeout_ms = 60'000;
+  std::uint64_t max_embedding_inputs = 2'048;  ///< as OpenAI's /v1/embeddings
+  std::uint64_t max_embedding_input_tokens = 300'000;
 
   std::vector<backend_config> backends;  ///< by name; models say which they use
   std::vector<model_config> models;
@@ -309,6 +342,7 @@ struct gateway_config {
   eviction_config exact_eviction = {};
   bool semantic_cache = true;
   std::uint64_t semantic_max_entries = 100'000;
+  std::uint64_t semantic_max_bytes = std::uint64_t{256} << 20;  ///< stored requests, answers and vectors
   double semantic_threshold = 0.9;  ///< the static threshold (threshold_config::value, kept in step)
   threshold_config semantic_threshold_policy = {};
   eviction_config semantic_eviction = {};
@@ -319,6 +353,8 @@ struct gateway_config {
   std::optional<std::filesystem::path> snapshot_directory = {};
   std::optional<shared_config> shared = {};  ///< the tier shared with other replicas, when configured
   std::vector<std::filesystem::path> prompt_schemas = {};  ///< PML schema files, read at start
+  std::optional<std::filesystem::path> prompt_admin_directory = {};  ///< src= of POSTed schemas; none: no src
+  std::uint64_t prompt_source_max_bytes = std::uint64_t{1} << 20;    ///< the largest src= file
   bool log_requests = true;
 
   /// Reads the JSON form above and check()s it. Throws config_error
@@ -722,6 +758,15 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
   within<count>("limits.max_concurrent_requests", max_concurrent_requests, 1, 1'000'000);
   within<count>("limits.max_queued_requests", max_queued_requests, 0, 1'000'000);
   within<count>("limits.request_timeout_ms", request_timeout_ms, 1, 86'400'000);
+  within<count>("limits.max_header_bytes", max_header_bytes, 1024, 1 << 20);
+  within<count>("limits.max_json_depth", max_json_depth, 1, 1024);
+  within<count>("limits.max_connections", max_connections, 1, 10'000'000);
+  within<count>("limits.max_connections_per_address", max_connections_per_address, 1, 10'000'000);
+  within<count>("limits.idle_timeout_ms", idle_timeout_ms, 1, 86'400'000);
+  within<count>("limits.header_timeout_ms", header_timeout_ms, 1, 86'400'000);
+  within<count>("limits.body_timeout_ms", body_timeout_ms, 1, 86'400'000);
+  within<count>("limits.max_embedding_inputs", max_embedding_inputs, 1, 1'000'000);
+  within<count>("limits.max_embedding_input_tokens", max_embedding_input_tokens, 1, 1'000'000'000);
 
   if (backends.empty()) refuse("backends", "must list at least one backend");
   for (std::size_t i = 0; i < backends.size(); ++i) {
@@ -792,6 +837,8 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
     if (tenant.name.empty()) refuse(where + ".name", "must be a non-empty string");
     if (tenant.api_key.empty()) refuse(where, "needs api_key_env or api_key");
     if (!admin_key.empty() && tenant.api_key == admin_key) refuse(where, "has the admin key; give the admin a key of its own");
+    if (!metrics_token.empty() && tenant.api_key == metrics_token)
+      refuse(where, "has the metrics token as its key, which would open /metrics (every tenant's figures) to it");
     for (std::size_t j = 0; j < i; ++j) {
       if (tenants[j].name == tenant.name) refuse(where + ".name", "repeats \"" + tenant.name + "\"");
       if (tenants[j].api_key == tenant.api_key) refuse(where, "has the key of tenant \"" + tenants[j].name + "\"");
@@ -802,6 +849,7 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
   within<count>("exact_cache.max_bytes", exact_max_bytes, 1, count{1} << 40);
   detail::check_eviction(exact_eviction, "exact_cache");
   within<count>("semantic_cache.max_entries", semantic_max_entries, 1, 1'000'000'000);
+  within<count>("semantic_cache.max_bytes", semantic_max_bytes, 1, count{1} << 40);
   const auto& threshold = semantic_threshold_policy;
   if (!threshold_kind_named(threshold.policy))
     refuse("semantic_cache.threshold.policy", "must be one of \"static\", \"adaptive\" (not \"" + threshold.policy + "\")");
@@ -853,6 +901,9 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
     if (shared->semantic && !semantic_cache) refuse("shared.semantic", "needs semantic_cache.enabled");
   }
 
+  within<count>("prompt_sources.max_bytes", prompt_source_max_bytes, 1, count{1} << 30);
+  if (prompt_admin_directory && prompt_admin_directory->empty())
+    refuse("prompt_sources.admin_directory", "must be a non-empty path");
   if (snapshot_directory) {
     if (snapshot_directory->empty()) refuse("snapshot.directory", "must be a non-empty path");
     std::error_code ec;
@@ -870,7 +921,7 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   const auto& root = read::object_at(value, "the file");
   only_known_keys(root, "", {"listen", "limits", "backends", "models", "router", "tenants", "admin",
                              "exact_cache", "semantic_cache", "snapshot", "log", "fallback_order", "prices", "embedder",
-                             "prompt_schemas", "shared"});
+                             "prompt_schemas", "prompt_sources", "shared"});
 
   if (const auto* listen = read::object(root, "listen", "")) {
     only_known_keys(*listen, "listen", {"address", "port", "threads"});
@@ -880,12 +931,26 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   }
   if (const auto* limits = read::object(root, "limits", "")) {
     only_known_keys(*limits, "limits",
-                    {"max_body_bytes", "max_concurrent_requests", "max_queued_requests", "request_timeout_ms"});
+                    {"max_body_bytes", "max_concurrent_requests", "max_queued_requests", "request_timeout_ms",
+                     "max_header_bytes", "max_json_depth", "max_connections", "max_connections_per_address",
+                     "idle_timeout_ms", "header_timeout_ms", "body_timeout_ms", "max_embedding_inputs",
+                     "max_embedding_input_tokens"});
     config.max_body_bytes = read::count(*limits, "max_body_bytes", "limits", config.max_body_bytes);
     config.max_concurrent_requests =
         read::count(*limits, "max_concurrent_requests", "limits", config.max_concurrent_requests);
     config.max_queued_requests = read::count(*limits, "max_queued_requests", "limits", config.max_queued_requests);
     config.request_timeout_ms = read::count(*limits, "request_timeout_ms", "limits", config.request_timeout_ms);
+    const std::pair<std::string_view, std::uint64_t gateway_config::*> counts[] = {
+        {"max_header_bytes", &gateway_config::max_header_bytes},
+        {"max_json_depth", &gateway_config::max_json_depth},
+        {"max_connections", &gateway_config::max_connections},
+        {"max_connections_per_address", &gateway_config::max_connections_per_address},
+        {"idle_timeout_ms", &gateway_config::idle_timeout_ms},
+        {"header_timeout_ms", &gateway_config::header_timeout_ms},
+        {"body_timeout_ms", &gateway_config::body_timeout_ms},
+        {"max_embedding_inputs", &gateway_config::max_embedding_inputs},
+        {"max_embedding_input_tokens", &gateway_config::max_embedding_input_tokens}};
+    for (const auto& [key, field] : counts) config.*field = read::count(*limits, key, "limits", config.*field);
   }
 
   const auto* models = read::array(root, "models", "");
@@ -1023,13 +1088,14 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
 
   if (semantic) {
     const std::string where = "semantic_cache";
-    only_known_keys(*semantic, where, {"enabled", "max_entries", "capacity", "threshold", "eviction", "ttl_seconds",
-                                       "embedder", "hnsw", "verifier"});
+    only_known_keys(*semantic, where, {"enabled", "max_entries", "max_bytes", "capacity", "threshold", "eviction",
+                                       "ttl_seconds", "embedder", "hnsw", "verifier"});
     config.semantic_cache = read::flag(*semantic, "enabled", where, config.semantic_cache);
     if (semantic->contains("max_entries") && semantic->contains("capacity"))
       refuse("semantic_cache.capacity", "is another name for max_entries; give one of them");
     config.semantic_max_entries = read::count(*semantic, "max_entries", where, config.semantic_max_entries);
     config.semantic_max_entries = read::count(*semantic, "capacity", where, config.semantic_max_entries);
+    config.semantic_max_bytes = read::count(*semantic, "max_bytes", where, config.semantic_max_bytes);
     if (semantic->contains("capacity"))
       detail::within<std::uint64_t>("semantic_cache.capacity", config.semantic_max_entries, 1, 1'000'000'000);
     auto& threshold = config.semantic_threshold_policy;
@@ -1120,6 +1186,15 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   if (const auto* schemas = root.if_contains("prompt_schemas"); schemas && !schemas->is_null()) {
     if (!schemas->is_array()) refuse("prompt_schemas", "must be a list of PML schema files");
     for (const auto& path : read::strings(root, "prompt_schemas", "")) config.prompt_schemas.emplace_back(path);
+  }
+  if (const auto* sources = read::object(root, "prompt_sources", "")) {
+    only_known_keys(*sources, "prompt_sources", {"admin_directory", "max_bytes"});
+    if (sources->contains("admin_directory")) {
+      const std::string directory = read::string(*sources, "admin_directory", "prompt_sources");
+      if (directory.empty()) refuse("prompt_sources.admin_directory", "must be a non-empty path");
+      config.prompt_admin_directory = directory;
+    }
+    config.prompt_source_max_bytes = read::count(*sources, "max_bytes", "prompt_sources", config.prompt_source_max_bytes);
   }
   if (const auto* log = read::object(root, "log", "")) {
     only_known_keys(*log, "log", {"requests"});

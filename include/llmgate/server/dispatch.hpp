@@ -24,6 +24,7 @@
 #include <string_view>  // std::string_view
 #include <type_traits>  // std::is_same_v, std::invoke_result_t
 #include <utility>      // std::move
+#include <variant>      // std::variant, std::get_if
 #include <vector>       // std::vector
 
 #include <boost/beast/http/verb.hpp>  // boost::beast::http::verb
@@ -58,32 +59,20 @@ class dispatch_table {
   /// The handler's answer to the request, or the error the table answers
   /// for it. Not a coroutine: it hands back the handler's awaitable.
   handler_result operator()(exchange& e) const {
-    namespace http = boost::beast::http;
-    const std::string_view path = path_of(e.request);
-    const route* same_path = nullptr;
-    for (const route& r : routes_) {
-      if (r.path.size() != path.size() || r.path != path) continue;
-      if (!same_path) same_path = &r;
-      if (r.method != e.request.method()) continue;
-      if (r.access == route_access::tenant && !(e.tenant = keys_->tenant_of(e.request))) return unauthorized();
-      if (r.access == route_access::admin && !keys_->admin(e.request))
-        return ready(error_response(http_status::unauthorized, "This view needs the admin key.",
-                                    "invalid_request_error", "invalid_api_key"));
-      if (r.access == route_access::metrics && !keys_->metrics(e.request))
-        return ready(error_response(http_status::unauthorized,
-                                    "This view needs the admin key or the metrics token (admin.metrics_token), "
-                                    "sent as \"Authorization: Bearer <token>\".",
-                                    "invalid_request_error", "invalid_api_key"));
-      return r.call(e);
-    }
-    if (!same_path || same_path->access != route_access::tenant)
-      return ready(error_response(http_status::not_found, "Unknown request URL: " + std::string(path),
-                                  "invalid_request_error", "unknown_url"));
-    if (!keys_->tenant_of(e.request)) return unauthorized();
-    return ready(error_response(http_status::method_not_allowed,
-                                "Method " + std::string(e.request.method_string()) + " is not allowed on " +
-                                    std::string(path),
-                                "invalid_request_error", "method_not_allowed"));
+    auto found = resolve(e.request, e.tenant);
+    if (auto* refused = std::get_if<http_response>(&found)) return ready(std::move(*refused));
+    return std::get<const route*>(found)->call(e);
+  }
+
+  /// The 401 the table answers for a request whose route needs a key it
+  /// does not carry, judged from its headers alone: the session asks before
+  /// it reads a body, so that a request without a key costs no more.
+  std::optional<http_response> refusal(const http_request& header) const {
+    const std::string* tenant = nullptr;
+    auto found = resolve(header, tenant);
+    auto* refused = std::get_if<http_response>(&found);
+    if (!refused || refused->result() != http_status::unauthorized) return std::nullopt;
+    return std::move(*refused);
   }
 
  private:
@@ -96,10 +85,40 @@ class dispatch_table {
 
   static handler_result ready(http_response response) { co_return std::optional<http_response>(std::move(response)); }
 
-  static handler_result unauthorized() {
-    return ready(error_response(http_status::unauthorized,
-                                "Incorrect API key provided. Send \"Authorization: Bearer <your key>\".",
-                                "invalid_request_error", "invalid_api_key"));
+  // The route for the request's method and path, with its access checked
+  // (`tenant` set for a tenant route), or the error the table answers.
+  std::variant<const route*, http_response> resolve(const http_request& request, const std::string*& tenant) const {
+    namespace http = boost::beast::http;
+    const std::string_view path = path_of(request);
+    const route* same_path = nullptr;
+    for (const route& r : routes_) {
+      if (r.path.size() != path.size() || r.path != path) continue;
+      if (!same_path) same_path = &r;
+      if (r.method != request.method()) continue;
+      if (r.access == route_access::tenant && !(tenant = keys_->tenant_of(request))) return unauthorized();
+      if (r.access == route_access::admin && !keys_->admin(request))
+        return error_response(http_status::unauthorized, "This view needs the admin key.", "invalid_request_error",
+                              "invalid_api_key");
+      if (r.access == route_access::metrics && !keys_->metrics(request))
+        return error_response(http_status::unauthorized,
+                              "This view needs the admin key or the metrics token (admin.metrics_token), "
+                              "sent as \"Authorization: Bearer <token>\".",
+                              "invalid_request_error", "invalid_api_key");
+      return &r;
+    }
+    if (!same_path || same_path->access != route_access::tenant)
+      return error_response(http_status::not_found, "Unknown request URL: " + std::string(path), "invalid_request_error",
+                            "unknown_url");
+    if (!keys_->tenant_of(request)) return unauthorized();
+    return error_response(http_status::method_not_allowed,
+                          "Method " + std::string(request.method_string()) + " is not allowed on " + std::string(path),
+                          "invalid_request_error", "method_not_allowed");
+  }
+
+  static http_response unauthorized() {
+    return error_response(http_status::unauthorized,
+                          "Incorrect API key provided. Send \"Authorization: Bearer <your key>\".",
+                          "invalid_request_error", "invalid_api_key");
   }
 
   const access_keys* keys_;

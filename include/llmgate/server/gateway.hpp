@@ -218,8 +218,9 @@ class basic_gateway {
                metrics_handler{&g.metrics_, [&g] { return g.gauges(); }, g.prompt_stats_.get()})
           .add(http::verb::get, "/admin/stats", route_access::admin,
                stats_handler{&g.metrics_, [&g](boost::json::object& stats) { g.add_stats(stats); }})
-          .add(http::verb::get, "/admin/prompt_schemas", route_access::admin, prompt_schemas_handler{g.schemas_.get()})
-          .add(http::verb::post, "/admin/prompt_schemas", route_access::admin, prompt_schemas_handler{g.schemas_.get()})
+          .add(http::verb::get, "/admin/prompt_schemas", route_access::admin, prompt_schemas_handler{g.schemas_.get(), g.posted_sources()})
+          .add(http::verb::post, "/admin/prompt_schemas", route_access::admin,
+               prompt_schemas_handler{g.schemas_.get(), g.posted_sources()})
           .add(http::verb::get, "/dashboard", route_access::admin, dashboard_handler{})
           .add(http::verb::get, "/v1/models", route_access::tenant, models_handler(g.config_))
           .add(http::verb::post, "/v1/chat/completions", route_access::tenant,
@@ -364,6 +365,12 @@ class basic_gateway {
     stats["prompts"] = std::move(prompts);
   }
 
+  // Where POSTed schemas' src= files are read from (none: they may not use src).
+  schema_sources posted_sources() const {
+    return {.directory = config_.prompt_admin_directory.value_or(std::filesystem::path()),
+            .max_bytes = config_.prompt_source_max_bytes};
+  }
+
   http_response too_large() const {
     auto response = error_response(http_status::payload_too_large,
                                    "The request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes.",
@@ -416,9 +423,14 @@ basic_gateway<UserStages...>::basic_gateway(gateway_config config, gateway_parts
       keys_(config_),
       admission_(config_.max_concurrent_requests, config_.max_queued_requests),
       stages_(std::move(stages)...),
-      listener_(config_.threads) {
+      listener_(config_.threads, {.max_connections = config_.max_connections,
+                                  .max_connections_per_address = config_.max_connections_per_address}) {
   services_ = {&config_, &models_, &admission_, &feedback_, &metrics_, &log_, &ids_, schemas_.get(), prompt_stats_.get()};
   session_options_.max_body_bytes = config_.max_body_bytes;
+  session_options_.max_header_bytes = static_cast<std::uint32_t>(config_.max_header_bytes);
+  session_options_.idle_timeout = std::chrono::milliseconds(config_.idle_timeout_ms);
+  session_options_.header_timeout = std::chrono::milliseconds(config_.header_timeout_ms);
+  session_options_.body_timeout = std::chrono::milliseconds(config_.body_timeout_ms);
   session_options_.too_large = too_large();
   // The one place every response is observed: the metrics and the log.
   session_options_.on_served = [this](const served_request& served) {
@@ -437,10 +449,12 @@ basic_gateway<UserStages...>::~basic_gateway() {
 template <class... UserStages>
 void basic_gateway<UserStages...>::start() {
   listener_.start(config_.address, config_.port, [this](boost::asio::ip::tcp::socket socket, std::size_t w) {
+    boost::system::error_code ignored;
+    const auto address = socket.remote_endpoint(ignored).address();
     auto s = std::make_shared<session<boost::beast::tcp_stream>>(boost::beast::tcp_stream(std::move(socket)),
                                                                   workers_[w]->routes, session_options_,
                                                                   listener_.stopping());
-    listener_.remember(s);
+    listener_.remember(s, address);
     auto served = s->run([this](const std::shared_ptr<session_base>& done) { listener_.forget(done); });
     boost::asio::co_spawn(listener_.io(w), std::move(served),
                           boost::asio::bind_cancellation_slot(s->slot(), boost::asio::detached));

@@ -145,12 +145,13 @@ void compile_request_prompt(chat_request& request, const std::optional<std::stri
 /// "messages" may be absent, null or empty. Throws request_error naming
 /// the field at fault.
 template <Tokenizer T = estimated_tokenizer>
-chat_request read_chat_request(std::string_view body, const schema_registry& schemas, const T& tokenizer = {}) {
+chat_request read_chat_request(std::string_view body, const schema_registry& schemas, const T& tokenizer = {},
+                               std::size_t max_json_depth = default_max_json_depth) {
   unsigned char buffer[4096];  // the parsed tree lives only while the request copies what it keeps
   boost::json::monotonic_resource arena(buffer, sizeof buffer);
   boost::system::error_code ec;
-  boost::json::value value = boost::json::parse(body, ec, &arena);
-  if (ec) return parse_chat_request(body);  // refuses it as not JSON, in its words
+  boost::json::value value = boost::json::parse(body, ec, &arena, request_json_options(max_json_depth));
+  if (ec) return parse_chat_request(body, max_json_depth);  // refuses it as not JSON, in its words
   std::optional<std::string> pml;
   bool no_messages = false;
   if (auto* object = value.if_object(); object && object->contains("pml")) {

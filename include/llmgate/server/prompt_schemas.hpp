@@ -30,7 +30,9 @@ inline void load_prompt_schemas(const gateway_config& config, schema_registry& r
     if (!in) detail::refuse(where, "cannot read '" + path.string() + "'");
     const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     try {
-      registry.add(parse_schema(text, path.parent_path()));
+      const auto directory = path.parent_path();  // src= files stay inside the schema file's directory
+      registry.add(parse_schema(text, schema_sources{.directory = directory.empty() ? "." : directory,
+                                                     .max_bytes = config.prompt_source_max_bytes}));
     } catch (const pml_error& e) {
       detail::refuse(where, "cannot be used: '" + path.string() + "', " + e.what());
     }

@@ -1,12 +1,23 @@
 // session<Stream>: one client connection. Reads requests and answers them
 // in order (HTTP/1.1 keep-alive), on the thread that accepted it, until
 // the client or a drain closes it:
-//   - an idle connection waits at most idle_timeout for its next request;
+//   - a connection waits at most idle_timeout for the first byte of its
+//     next request, then header_timeout for the rest of its headers, then
+//     body_timeout for its body (plain TCP; a layered stream has
+//     idle_timeout for the headers and body_timeout for the body);
+//   - a request is judged on its headers before its body is read: framing
+//     that RFC 9112 refuses (Transfer-Encoding other than a lone chunked,
+//     or beside Content-Length: request smuggling behind a proxy that reads
+//     it otherwise), no Host in HTTP/1.1, another HTTP version, an Expect
+//     other than 100-continue, and a route's missing key are answered and
+//     the connection closed; malformed headers get 400 (431: too large);
+//     a client that sent "Expect: 100-continue" is told to go on;
 //   - a body over max_body_bytes gets 413, then the session reads and
 //     discards what the client still sends, for a bounded time and size,
 //     before it closes (nginx's lingering close): a client that writes its
 //     whole body before reading (the OpenAI SDKs) would otherwise see its
-//     write fail on the connection's reset, never the 413;
+//     write fail on the connection's reset, never the 413; so does every
+//     refusal made before the body is read;
 //   - each request goes to the dispatch table; a whole response is written
 //     from a buffer the session keeps (its capacity serves the next one),
 //     a streamed one was written by its handler through the session
@@ -45,10 +56,12 @@
 #include <boost/asio/use_awaitable.hpp>  // boost::asio::use_awaitable
 #include <boost/asio/write.hpp>      // boost::asio::async_write
 #include <boost/beast/core/flat_buffer.hpp>  // boost::beast::flat_buffer
+#include <boost/beast/core/string.hpp>       // boost::beast::iequals
 #include <boost/beast/core/stream_traits.hpp>  // boost::beast::get_lowest_layer
 #include <boost/beast/core/tcp_stream.hpp>     // boost::beast::tcp_stream
 #include <boost/beast/http/error.hpp>   // boost::beast::http::error::body_limit
 #include <boost/beast/http/parser.hpp>  // boost::beast::http::request_parser
+#include <boost/beast/http/rfc7230.hpp> // boost::beast::http::token_list
 #include <boost/beast/http/read.hpp>    // boost::beast::http::async_read
 #include <boost/beast/http/write.hpp>   // boost::beast::http::async_write
 #include <boost/system/error_code.hpp>    // boost::system::error_code
@@ -64,7 +77,14 @@ namespace llmgate::inline v0 {
 
 struct session_options {
   std::uint64_t max_body_bytes = 1 << 20;
+  std::uint32_t max_header_bytes = 16 * 1024;  ///< the request line and headers (431 above it)
+  /// How long a connection waits for the first byte of a request.
   std::chrono::steady_clock::duration idle_timeout = std::chrono::seconds(60);
+  /// How long a request's headers may take from their first byte (plain
+  /// TCP: checked every quarter of it, so up to a quarter more).
+  std::chrono::steady_clock::duration header_timeout = std::chrono::seconds(10);
+  /// How long a request's body may take once its headers are in.
+  std::chrono::steady_clock::duration body_timeout = std::chrono::seconds(60);
   /// The response to a body over max_body_bytes; the session closes after it.
   http_response too_large = {};
   /// After a 413: how long in all, how long between two reads, and how many
@@ -103,94 +123,39 @@ class session final : public session_base,
   boost::asio::awaitable<void> run(Done done) {
     namespace http = boost::beast::http;
     auto self = this->shared_from_this();  // alive until the end, even when the listener lets go
-    boost::beast::flat_buffer buffer;
     auto& lowest = boost::beast::get_lowest_layer(stream_);
     try {
       while (!stopping_) {
         http::request_parser<http::string_body> parser;
+        parser.header_limit(options_.max_header_bytes);
         parser.body_limit(options_.max_body_bytes);
-        boost::system::error_code ec;
-        if constexpr (plain_tcp) {
-          // The socket itself, under the watchdog: no timer armed and
-          // cancelled per read, and no coroutine frame for the read.
-          watch_idle();
-          std::tie(ec, std::ignore) = co_await http::async_read(lowest.socket(), buffer, parser,
-                                                                boost::asio::as_tuple(boost::asio::deferred));
-          read_deadline_ = clock::time_point::max();
-        } else {
-          lowest.expires_after(options_.idle_timeout);
-          std::tie(ec, std::ignore) = co_await http::async_read(stream_, buffer, parser,
-                                                                boost::asio::as_tuple(boost::asio::use_awaitable));
-        }
-        if (ec == http::error::body_limit) {
-          const auto started = clock::now();
-          auto response = options_.too_large;
-          auto [failed, written] = co_await http::async_write(stream_, response,
-                                                              boost::asio::as_tuple(boost::asio::use_awaitable));
-          observe({.method = parser.get().method_string(), .path = path_of(parser.get()),
-                   .status = response.result_int(), .tenant = routes_.keys().tenant_of(parser.get()),
-                   .aborted = !!failed},
-                  started);
-          if (!failed) co_await linger(lowest);
+        auto ec = co_await read(parser, read_phase::header);
+        if (ec) {
+          if (auto refusal = malformed(ec)) co_await refuse(std::move(*refusal), parser.get());
           break;
         }
-        if (ec) break;
-        if constexpr (!plain_tcp) lowest.expires_never();  // the request timeout applies instead
-        busy_ = true;
         const http_request& request = parser.get();
-        exchange e{.request = request, .out = *this, .deadline = *deadline_,
-                   .keep_alive = request.keep_alive() && !stopping_};
-        streamed_ = false;
-        streamed_status_ = 0;
-        const auto started = clock::now();
-        served_request served{.method = request.method_string(), .path = path_of(request)};
-        bool open = true;  // whether the connection serves another request
-        try {
-          std::optional<http_response> response;
-          try {
-            response = co_await routes_(e);
-          } catch (const boost::system::system_error&) {
-            throw;  // the connection's own failure (the client went away): below
-          } catch (const std::exception& failure) {
-            // A handler that failed answers 500, unless part of its answer went out already.
-            if (streamed_) throw;
-            response = error_response(http_status::internal_server_error,
-                                      std::string("The gateway failed: ") + failure.what(), "server_error",
-                                      "internal_error");
-          }
-          if (response) {
-            response->keep_alive(request.keep_alive() && !stopping_);
-            response->prepare_payload();
-            served.status = response->result_int();
-            wire_.clear();
-            append_response_bytes(*response, wire_);
-            if constexpr (plain_tcp) {
-              const std::size_t sent = send_now(wire_);
-              if (sent < wire_.size())
-                co_await boost::asio::async_write(lowest.socket(), boost::asio::buffer(wire_.data() + sent, wire_.size() - sent),
-                                                  boost::asio::deferred);
-            } else {
-              co_await boost::asio::async_write(stream_, boost::asio::buffer(wire_), boost::asio::use_awaitable);
-            }
-            if (wire_.capacity() > max_kept_wire_bytes) std::string().swap(wire_);  // a dashboard page, say
-            open = response->keep_alive();
+        auto refusal = framing_refusal(request);
+        if (!refusal && !parser.is_done()) refusal = routes_.refusal(request);  // before its body is read
+        if (!refusal && !parser.is_done() && continue_expected(request)) {
+          if (parser.content_length().value_or(0) > options_.max_body_bytes) {
+            refusal = options_.too_large;
           } else {
-            served.status = streamed_status_;
-            served.streamed = true;
-            open = e.keep_alive;
+            constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
+            co_await boost::asio::async_write(stream_, boost::asio::buffer(go_on.data(), go_on.size()),
+                                              boost::asio::use_awaitable);
           }
-        } catch (const std::exception&) {
-          // The client went away mid-answer, or a handler failed mid-stream:
-          // nothing more can be told to it; the record says so.
-          served.aborted = true;
-          if (served.status == 0) served.status = streamed_ ? streamed_status_ : client_closed_request;
-          open = false;
         }
-        served.tenant = e.tenant;
-        if (e.outcome) served.outcome = &*e.outcome;
-        observe(served, started);
-        if (!open) break;
-        busy_ = false;
+        if (!refusal && !parser.is_done()) {
+          ec = co_await read(parser, read_phase::body);
+          if (ec == http::error::body_limit) refusal = options_.too_large;
+          else if (ec) break;
+        }
+        if (refusal) {
+          co_await refuse(std::move(*refusal), request);
+          break;
+        }
+        if (!co_await answer(request)) break;
       }
     } catch (const std::exception&) {
       // The client went away mid-answer: nothing left to tell it.
@@ -231,6 +196,164 @@ class session final : public session_base,
   // through the stream, with its own timeout.
   static constexpr bool plain_tcp = std::is_same_v<Stream, boost::beast::tcp_stream>;
 
+  enum class read_phase { header, body };
+
+  // Reads the request's headers, or the rest of it, under its timeout.
+  template <class Parser>
+  boost::asio::awaitable<boost::system::error_code> read(Parser& parser, read_phase phase) {
+    namespace http = boost::beast::http;
+    boost::system::error_code ec;
+    if constexpr (plain_tcp) {
+      // The socket itself, under the watchdog: no timer armed and cancelled
+      // per read, and no coroutine frame for the read.
+      auto& socket = boost::beast::get_lowest_layer(stream_).socket();
+      watch(phase);
+      if (phase == read_phase::header)
+        std::tie(ec, std::ignore) =
+            co_await http::async_read_header(socket, buffer_, parser, boost::asio::as_tuple(boost::asio::deferred));
+      else
+        std::tie(ec, std::ignore) =
+            co_await http::async_read(socket, buffer_, parser, boost::asio::as_tuple(boost::asio::deferred));
+      read_deadline_ = clock::time_point::max();
+    } else {
+      auto& lowest = boost::beast::get_lowest_layer(stream_);
+      lowest.expires_after(phase == read_phase::header ? options_.idle_timeout : options_.body_timeout);
+      if (phase == read_phase::header)
+        std::tie(ec, std::ignore) = co_await http::async_read_header(stream_, buffer_, parser,
+                                                                     boost::asio::as_tuple(boost::asio::use_awaitable));
+      else
+        std::tie(ec, std::ignore) =
+            co_await http::async_read(stream_, buffer_, parser, boost::asio::as_tuple(boost::asio::use_awaitable));
+      lowest.expires_never();  // the request timeout applies while it is answered
+    }
+    co_return ec;
+  }
+
+  // The answer to a request whose headers could not be read: 431 for too
+  // large, 400 for malformed, nothing for a connection that closed or timed out.
+  static std::optional<http_response> malformed(const boost::system::error_code& ec) {
+    namespace http = boost::beast::http;
+    if (ec == http::error::header_limit)
+      return error_response(http_status::request_header_fields_too_large,
+                            "The request's headers are larger than the gateway accepts.", "invalid_request_error",
+                            "request_header_fields_too_large");
+    if (ec.category() != boost::system::error_code(http::error::end_of_stream).category() || ec == http::error::end_of_stream ||
+        ec == http::error::partial_message)
+      return std::nullopt;
+    return error_response(http_status::bad_request, "The request is not valid HTTP/1.1: " + ec.message() + ".",
+                          "invalid_request_error", "bad_request");
+  }
+
+  // The answer RFC 9112 asks for a request whose framing or version the
+  // gateway does not take, judged on its headers.
+  static std::optional<http_response> framing_refusal(const http_request& request) {
+    namespace http = boost::beast::http;
+    const auto bad = [](std::string message, http_status status = http_status::bad_request) {
+      return error_response(status, message, "invalid_request_error", "bad_request");
+    };
+    if (request.version() != 11 && request.version() != 10)
+      return bad("The gateway speaks HTTP/1.0 and HTTP/1.1.", http_status::http_version_not_supported);
+    if (request.version() == 11 && request.count(http::field::host) != 1)
+      return bad("An HTTP/1.1 request carries exactly one Host header (RFC 9112 section 3.2).");
+    if (request.count(http::field::transfer_encoding) > 0) {
+      if (request.count(http::field::content_length) > 0)
+        return bad("A request carries Transfer-Encoding or Content-Length, not both (RFC 9112 section 6.3).");
+      // Every coding in every Transfer-Encoding line: chunked alone is taken.
+      std::size_t codings = 0;
+      bool chunked_only = true;
+      const auto [first, last] = request.equal_range(http::field::transfer_encoding);
+      for (auto field = first; field != last; ++field) {
+        for (const auto coding : http::token_list(field->value())) {
+          ++codings;
+          chunked_only = chunked_only && boost::beast::iequals(coding, "chunked");
+        }
+      }
+      if (codings != 1 || !chunked_only)
+        return bad("The gateway takes \"Transfer-Encoding: chunked\" alone (RFC 9112 section 6.3).");
+    }
+    if (request.count(http::field::expect) > 0 && !continue_expected(request))
+      return bad("The gateway meets no expectation but 100-continue.", http_status::expectation_failed);
+    return std::nullopt;
+  }
+
+  static bool continue_expected(const http_request& request) {
+    return request.count(boost::beast::http::field::expect) == 1 &&
+           boost::beast::iequals(request[boost::beast::http::field::expect], "100-continue");
+  }
+
+  // Writes `response` to a request that is not served (its headers were
+  // enough to refuse it, or its body is too large), then closes the way
+  // nginx does: what the client still sends is read and dropped first.
+  boost::asio::awaitable<void> refuse(http_response response, const http_request& request) {
+    namespace http = boost::beast::http;
+    const auto started = clock::now();
+    response.keep_alive(false);
+    response.prepare_payload();
+    auto [failed, written] =
+        co_await http::async_write(stream_, response, boost::asio::as_tuple(boost::asio::use_awaitable));
+    observe({.method = request.method_string(), .path = path_of(request), .status = response.result_int(),
+             .tenant = routes_.keys().tenant_of(request), .aborted = !!failed},
+            started);
+    if (!failed) co_await linger(boost::beast::get_lowest_layer(stream_));
+  }
+
+  // Answers one request read whole; false when the connection is to close.
+  boost::asio::awaitable<bool> answer(const http_request& request) {
+    busy_ = true;
+    exchange e{.request = request, .out = *this, .deadline = *deadline_, .keep_alive = request.keep_alive() && !stopping_};
+    streamed_ = false;
+    streamed_status_ = 0;
+    const auto started = clock::now();
+    served_request served{.method = request.method_string(), .path = path_of(request)};
+    bool open = true;  // whether the connection serves another request
+    try {
+      std::optional<http_response> response;
+      try {
+        response = co_await routes_(e);
+      } catch (const boost::system::system_error&) {
+        throw;  // the connection's own failure (the client went away): below
+      } catch (const std::exception& failure) {
+        // A handler that failed answers 500, unless part of its answer went out already.
+        if (streamed_) throw;
+        response = error_response(http_status::internal_server_error,
+                                  std::string("The gateway failed: ") + failure.what(), "server_error", "internal_error");
+      }
+      if (response) {
+        response->keep_alive(request.keep_alive() && !stopping_);
+        response->prepare_payload();
+        served.status = response->result_int();
+        wire_.clear();
+        append_response_bytes(*response, wire_);
+        if constexpr (plain_tcp) {
+          const std::size_t sent = send_now(wire_);
+          if (sent < wire_.size())
+            co_await boost::asio::async_write(boost::beast::get_lowest_layer(stream_).socket(),
+                                              boost::asio::buffer(wire_.data() + sent, wire_.size() - sent),
+                                              boost::asio::deferred);
+        } else {
+          co_await boost::asio::async_write(stream_, boost::asio::buffer(wire_), boost::asio::use_awaitable);
+        }
+        if (wire_.capacity() > max_kept_wire_bytes) std::string().swap(wire_);  // a dashboard page, say
+        open = response->keep_alive();
+      } else {
+        served.status = streamed_status_;
+        served.streamed = true;
+        open = e.keep_alive;
+      }
+    } catch (const std::exception&) {
+      // The client went away mid-answer, or a handler failed mid-stream:
+      // nothing more can be told to it; the record says so.
+      served.aborted = true;
+      if (served.status == 0) served.status = streamed_ ? streamed_status_ : client_closed_request;
+      open = false;
+    }
+    served.tenant = e.tenant;
+    if (e.outcome) served.outcome = &*e.outcome;
+    observe(served, started);
+    busy_ = false;
+    co_return open;
+  }
+
   // Writes what the socket takes now, without waiting: a response most
   // often goes out whole in this one send, with no asynchronous operation
   // to start, complete and resume from. Returns the bytes written; the
@@ -253,13 +376,22 @@ class session final : public session_base,
     return sent;
   }
 
-  // The idle timeout of a plain TCP connection: the connection is closed
-  // when a request has not been read in full within idle_timeout of when
-  // its reading began (read_deadline_). One timer per session, re-armed
-  // only when it fires early (the deadline moved on since it was set), so
-  // a busy connection arms and cancels no timer per request.
-  void watch_idle() {
-    read_deadline_ = clock::now() + options_.idle_timeout;
+  // The read timeouts of a plain TCP connection, on one timer per session,
+  // re-armed only when it fires early (the deadline moved on since it was
+  // set), so a busy connection arms and cancels no timer per request. A
+  // header read with no byte of its request yet may wait until idle_until_;
+  // the timer looks every quarter of header_timeout for the first bytes (in
+  // buffer_, where an incomplete header stays), and from then the headers
+  // have header_timeout. A body read has body_timeout.
+  void watch(read_phase phase) {
+    const auto now = clock::now();
+    if (phase == read_phase::header && buffer_.size() == 0) {
+      idle_until_ = now + options_.idle_timeout;
+      read_deadline_ = std::min(idle_until_, now + options_.header_timeout / 4);
+    } else {
+      idle_until_ = clock::time_point::min();
+      read_deadline_ = now + (phase == read_phase::header ? options_.header_timeout : options_.body_timeout);
+    }
     if (watching_) return;
     watching_ = true;
     watchdog_.expires_at(read_deadline_);
@@ -268,7 +400,16 @@ class session final : public session_base,
   void on_watchdog(const boost::system::error_code& ec) {
     watching_ = false;
     if (ec || read_deadline_ == clock::time_point::max()) return;  // cancelled, or answering: the next read re-arms
-    if (clock::now() >= read_deadline_) {
+    const auto now = clock::now();
+    if (now >= read_deadline_ && idle_until_ != clock::time_point::min()) {
+      if (buffer_.size() > 0) {  // the first bytes came: the headers' own time starts
+        idle_until_ = clock::time_point::min();
+        read_deadline_ = now + options_.header_timeout;
+      } else if (now < idle_until_) {
+        read_deadline_ = std::min(idle_until_, now + options_.header_timeout / 4);
+      }
+    }
+    if (now >= read_deadline_) {
       boost::system::error_code ignored;
       boost::beast::get_lowest_layer(stream_).socket().close(ignored);  // the read ends with an error: the session ends
       return;
@@ -331,6 +472,8 @@ class session final : public session_base,
   std::string wire_;   // the bytes of the response being written; its capacity is kept for the next
   boost::asio::steady_timer watchdog_;  // the idle timeout (plain TCP)
   clock::time_point read_deadline_ = clock::time_point::max();  // max: not reading a request
+  clock::time_point idle_until_ = clock::time_point::min();     // min: the request's first bytes are in
+  boost::beast::flat_buffer buffer_;  // what was read of the connection and not yet parsed
   bool watching_ = false;  // whether the watchdog waits
 };
 

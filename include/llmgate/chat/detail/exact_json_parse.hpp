@@ -82,12 +82,20 @@ struct exact_json_handler {
   bool on_comment(text, ec_type&) { return true; }
 };
 
+/// How deep the JSON llmgate holds (a request's fields, kept as text) may
+/// nest: it was checked on its way in against a request's own limit
+/// (limits.max_json_depth, at most this), so reading it again never refuses it.
+inline constexpr std::size_t held_json_max_depth = 1024;
+
 /// The JSON value `text` holds, doubles read correctly rounded; null and
-/// `ec` set where it is not one JSON value.
+/// `ec` set where it is not one JSON value (or nests deeper than max_depth).
 inline boost::json::value parse_exact(std::string_view text, boost::json::error_code& ec,
-                                      boost::json::storage_ptr storage = {}) {
+                                      boost::json::storage_ptr storage = {},
+                                      std::size_t max_depth = held_json_max_depth) {
   unsigned char buffer[512];  // the parser's working stack, on this one while it fits (as boost::json::parse does)
-  boost::json::basic_parser<exact_json_handler> parser(boost::json::parse_options(), storage, buffer, sizeof buffer);
+  boost::json::parse_options options;
+  options.max_depth = max_depth;
+  boost::json::basic_parser<exact_json_handler> parser(options, storage, buffer, sizeof buffer);
   parser.handler().stack.reset(std::move(storage));
   const std::size_t read = parser.write_some(false, text.data(), text.size(), ec);
   if (!ec && read < text.size()) ec = boost::json::error::extra_data;

@@ -24,7 +24,8 @@
 #include <boost/json/object.hpp>      // boost::json::object
 #include <boost/json/value.hpp>       // boost::json::value
 
-#include "llmgate/version.hpp"  // the inline versioned namespace
+#include "llmgate/embed/unicode.hpp"  // unicode::decode_utf8
+#include "llmgate/version.hpp"        // the inline versioned namespace
 
 namespace llmgate::inline v0::detail {
 
@@ -37,13 +38,25 @@ class json_appender {
 
   /// `text` as a JSON string, escaped as boost::json::serialize escapes:
   /// '"' and '\\', the short forms \b \t \n \f \r, other control
-  /// characters as \u00xx (lower-case hex), every other byte as it is.
+  /// characters as \u00xx (lower-case hex), UTF-8 as it is. Bytes that are
+  /// not UTF-8 (a request's path, say) become U+FFFD, so that what is
+  /// written is always JSON.
   void string(std::string_view text) {
     out_.push_back('"');
     const char* run = text.data();
     const char* const end = text.data() + text.size();
     for (const char* at = run; at != end; ++at) {
       const auto byte = static_cast<unsigned char>(*at);
+      if (byte >= 0x80) {
+        const auto [code_point, length] = unicode::decode_utf8(text, static_cast<std::size_t>(at - text.data()));
+        if (code_point == unicode::replacement_character && !std::string_view(at, end).starts_with(replacement)) {
+          out_.append(run, at);
+          out_.append(replacement);
+          run = at + length;
+        }
+        at += length - 1;
+        continue;
+      }
       if (byte >= 0x20 && byte != '"' && byte != '\\') continue;
       out_.append(run, at);
       run = at + 1;
@@ -125,6 +138,8 @@ class json_appender {
   }
 
  private:
+  static constexpr std::string_view replacement = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
+
   template <class Integer>
   void integer(Integer n) {
     char digits[24];

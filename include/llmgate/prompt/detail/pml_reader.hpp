@@ -27,6 +27,7 @@
 #include <cstdint>      // std::uint32_t
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <unordered_set>  // std::unordered_set
 #include <utility>      // std::move
 #include <variant>      // std::variant
 #include <vector>       // std::vector
@@ -132,7 +133,7 @@ class pml_reader {
           if (open.empty()) fail("an end tag before any element");
           const auto at = here();
           advance(2);
-          const std::string name = read_name("an element name after '</'");
+          const std::string name(read_name("an element name after '</'"));
           skip_space();
           expect('>', "expected '>' to end </" + name);
           if (name != open.back().name)
@@ -246,14 +247,17 @@ class pml_reader {
     advance(1);
   }
 
-  std::string read_name(const std::string& what) {
-    if (at_end() || !pml_is_name_start(in_[pos_])) fail("expected " + what);
+  // The name at the current position, a view of the document; else fails
+  // with "expected <what><tag>" (built only then: a tag's name may be long
+  // and a tag may hold many attributes).
+  std::string_view read_name(std::string_view what, std::string_view tag = {}) {
+    if (at_end() || !pml_is_name_start(in_[pos_])) fail("expected " + std::string(what) + std::string(tag));
     const std::size_t begin = pos_;
     while (!at_end() && pml_is_name_char(in_[pos_])) ++pos_;
     const std::size_t length = pos_ - begin;
     pos_ = begin;
     advance(length);
-    return std::string(in_.substr(begin, length));
+    return in_.substr(begin, length);
   }
 
   void comment() {
@@ -331,9 +335,12 @@ class pml_reader {
   // After '&': appends the character it stands for.
   void entity(std::string& out) {
     const auto at = here();
-    const auto end = in_.find(';', pos_);
-    const std::string_view body =
-        end == std::string_view::npos || end - pos_ > 12 ? std::string_view() : in_.substr(pos_ + 1, end - pos_ - 1);
+    // The longest entity, "&#x10FFFF;" with leading zeros allowed, is bounded
+    // at 12 bytes: looking further would make a document of '&'s quadratic.
+    const auto window = in_.substr(pos_, 13);
+    const auto found = window.find(';');
+    const auto end = found == std::string_view::npos ? found : pos_ + found;
+    const std::string_view body = end == std::string_view::npos ? std::string_view() : in_.substr(pos_ + 1, end - pos_ - 1);
     if (body.empty()) fail_at(at, "'&' must start an entity such as &amp; (write &amp; for a literal '&')");
     if (body == "lt") out += '<';
     else if (body == "gt") out += '>';
@@ -375,6 +382,7 @@ class pml_reader {
     element.at = here();
     advance(1);
     element.name = read_name("an element name after '<' (write &lt; for a literal '<')");
+    std::unordered_set<std::string_view> names;  // duplicates found in constant time: a tag may hold 100,000
     for (;;) {
       const std::size_t before = pos_;
       skip_space();
@@ -390,8 +398,9 @@ class pml_reader {
       if (pos_ == before) fail("expected white space, '>' or '/>' in the tag <" + element.name);
       xml_attribute attribute;
       attribute.at = here();
-      attribute.name = read_name("an attribute name, '>' or '/>' in the tag <" + element.name);
-      if (element.attribute(attribute.name)) fail_at(attribute.at, "duplicate attribute " + attribute.name);
+      const std::string_view name = read_name("an attribute name, '>' or '/>' in the tag <", element.name);
+      attribute.name = name;
+      if (!names.insert(name).second) fail_at(attribute.at, "duplicate attribute " + attribute.name);
       skip_space();
       expect('=', "expected '=' after the attribute name " + attribute.name);
       skip_space();

@@ -42,6 +42,7 @@ namespace llmgate::inline v0::detail {
 struct pml_selection {
   struct entry {
     const prompt_import* import = nullptr;     ///< null: a union's scaffold member, included by default
+    std::unordered_map<std::string_view, const prompt_argument*> arguments;  ///< the import's, by parameter name
     std::vector<const prompt_text*> before;    ///< prompt texts written just before the module
     std::vector<const prompt_text*> after;     ///< ... just after it
     std::vector<const prompt_text*> inside;    ///< ... at its end (its import holds text and no imports)
@@ -213,13 +214,10 @@ class pml_renderer {
     lead_in_texts lead_in;
     for (const auto& child : module.children) {
       if (const auto* param = std::get_if<schema_param>(&child.value)) {
-        const prompt_argument* argument = nullptr;
-        if (selection_ && entry.import)
-          for (const auto& a : entry.import->arguments)
-            if (a.name == param->name) argument = &a;
-        if (argument) {
+        const auto argument = entry.arguments.find(param->name);
+        if (argument != entry.arguments.end()) {
           end_prefix();
-          write(argument->value);
+          write(argument->second->value);
         } else {
           write(param->scaffold);  // constant: the whole schema, or a union's default member
         }

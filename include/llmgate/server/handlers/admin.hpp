@@ -10,12 +10,19 @@
 // otherwise: a changed schema is a new version, so that no request is ever
 // compiled against modules that changed under its version. A request that
 // names no version gets the newest registered. A posted schema's src=
-// paths are read on the gateway's machine, relative to its working
-// directory.
+// paths are read on the gateway's machine, inside the directory the config
+// names for them (prompt_sources.admin_directory), and nowhere when it names
+// none (prompt/schema_sources.hpp).
+//
+// The admin views are neither cached nor framed by other pages; the
+// dashboard runs only its own script and style (a Content-Security-Policy
+// naming their digests) and sends no Referer, whose URL holds the key.
 #pragma once
 
+#include <array>       // std::array
 #include <functional>  // std::function
 #include <string>      // std::string
+#include <string_view>  // std::string_view
 
 #include <boost/beast/http/verb.hpp>  // boost::beast::http::verb
 #include <boost/json/array.hpp>       // boost::json::array
@@ -24,12 +31,39 @@
 #include "llmgate/prompt/pml_error.hpp"        // pml_error
 #include "llmgate/prompt/pml_parser.hpp"       // parse_schema
 #include "llmgate/prompt/schema_registry.hpp"  // schema_registry
+#include "llmgate/prompt/schema_sources.hpp"   // schema_sources
 #include "llmgate/server/dashboard.hpp"        // dashboard_html
 #include "llmgate/server/exchange.hpp"         // exchange
 #include "llmgate/server/metrics.hpp"          // gateway_metrics
 #include "llmgate/server/responses.hpp"        // json_response, text_response, error_response
 
+#include <openssl/evp.h>  // EVP_EncodeBlock (a digest in base64)
+#include <openssl/sha.h>  // SHA256
+
 namespace llmgate::inline v0 {
+
+namespace detail {
+
+// Headers every admin view carries: not stored by caches, not framed, not sniffed.
+inline void admin_view_headers(http_response& response) {
+  namespace http = boost::beast::http;
+  response.set(http::field::cache_control, "no-store");
+  response.set("X-Frame-Options", "DENY");
+  response.set("X-Content-Type-Options", "nosniff");
+}
+
+// "'sha256-<base64>'" of the text between `open` and the `</` that follows it in `page`.
+inline std::string csp_digest_of(std::string_view page, std::string_view open) {
+  const auto begin = page.find(open) + open.size();
+  const std::string_view inline_text = page.substr(begin, page.find("</", begin) - begin);
+  std::array<unsigned char, SHA256_DIGEST_LENGTH> digest;
+  SHA256(reinterpret_cast<const unsigned char*>(inline_text.data()), inline_text.size(), digest.data());
+  std::array<unsigned char, 4 * ((SHA256_DIGEST_LENGTH + 2) / 3) + 1> base64;
+  const int length = EVP_EncodeBlock(base64.data(), digest.data(), static_cast<int>(digest.size()));
+  return "'sha256-" + std::string(reinterpret_cast<const char*>(base64.data()), static_cast<std::size_t>(length)) + "'";
+}
+
+}  // namespace detail
 
 struct stats_handler {
   const gateway_metrics* metrics;
@@ -38,13 +72,23 @@ struct stats_handler {
   http_response operator()(exchange&) const {
     boost::json::object stats = metrics->stats();
     if (more) more(stats);
-    return json_response(http_status::ok, stats);
+    auto response = json_response(http_status::ok, stats);
+    detail::admin_view_headers(response);
+    return response;
   }
 };
 
 struct dashboard_handler {
   http_response operator()(exchange&) const {
-    return text_response("text/html; charset=utf-8", std::string(dashboard_html));
+    static const std::string policy = "default-src 'none'; script-src " +
+                                      detail::csp_digest_of(dashboard_html, "<script>") + "; style-src " +
+                                      detail::csp_digest_of(dashboard_html, "<style>") +
+                                      "; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+    auto response = text_response("text/html; charset=utf-8", std::string(dashboard_html));
+    detail::admin_view_headers(response);
+    response.set("Content-Security-Policy", policy);
+    response.set("Referrer-Policy", "no-referrer");
+    return response;
   }
 };
 
@@ -61,13 +105,14 @@ inline boost::json::array prompt_schema_list(const schema_registry& schemas) {
 /// "prompt_schema", "name", "version"}.
 struct prompt_schemas_handler {
   schema_registry* schemas;
+  schema_sources sources;  ///< where a posted schema's src= files may be read from
 
   http_response operator()(exchange& e) const {
     if (e.request.method() == boost::beast::http::verb::get)
       return json_response(http_status::ok, {{"object", "list"}, {"data", prompt_schema_list(*schemas)}});
     prompt_schema schema;
     try {
-      schema = parse_schema(e.request.body());
+      schema = parse_schema(e.request.body(), sources);
     } catch (const pml_error& problem) {
       return error_response(http_status::bad_request, std::string("Invalid PML schema: ") + problem.what(),
                             "invalid_request_error", "invalid_pml");

@@ -104,7 +104,7 @@ class chat_handler {
     };
 
     chat_request request;
-    if (auto problem = parse_chat_body(e.request.body(), request, s_.schemas)) co_return finish(std::move(*problem));
+    if (auto problem = parse_chat_body(e.request.body(), request)) co_return finish(std::move(*problem));
     if (!known_model(request.model))
       co_return finish(error_response(http_status::not_found,
                                       "The model `" + request.model + "` does not exist or you do not have access to it.",
@@ -237,13 +237,13 @@ class chat_handler {
 
   // ---- the chat fields: read and written here only --------------------------
 
-  // Fills `request` from a chat body, its PML compiled against `schemas`,
-  // or returns the 400 to answer, naming the field at fault.
-  static std::optional<http_response> parse_chat_body(const std::string& body, chat_request& request,
-                                                      const schema_registry* schemas) {
+  // Fills `request` from a chat body, its PML compiled against the
+  // gateway's schemas, or returns the 400 to answer, naming the field at fault.
+  std::optional<http_response> parse_chat_body(const std::string& body, chat_request& request) const {
     static const schema_registry none;
     try {
-      request = read_chat_request(std::string_view(body), schemas ? *schemas : none);
+      request = read_chat_request(std::string_view(body), s_.schemas ? *s_.schemas : none, estimated_tokenizer{},
+                                  s_.config->max_json_depth);
     } catch (const request_error& e) {
       return error_response(http_status::bad_request, e.what(), "invalid_request_error", e.openai_code(), e.param());
     }

@@ -23,6 +23,7 @@
 #include <chrono>       // std::chrono::milliseconds
 #include <cstdint>      // std::uint64_t
 #include <exception>    // std::rethrow_exception
+#include <optional>     // std::optional
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <utility>      // std::move
@@ -38,8 +39,10 @@
 #include "llmgate/backend/async_embedder.hpp"  // AsyncEmbedder, embedding_result
 #include "llmgate/backend/backend_error.hpp"   // backend_error
 #include "llmgate/backend/embedding.hpp"       // parse_embedding_request, embedding_response, to_json
+#include "llmgate/chat/openai_wire.hpp"        // request_json_options
 #include "llmgate/chat/request_error.hpp"      // request_error
 #include "llmgate/embed/embedder.hpp"          // Embedder
+#include "llmgate/prompt/tokenizer.hpp"        // estimated_tokenizer
 #include "llmgate/server/config.hpp"           // gateway_config, model_mode
 #include "llmgate/server/backend_failures.hpp"  // client_failure_of
 #include "llmgate/server/exchange.hpp"         // exchange, handler_result
@@ -128,7 +131,7 @@ class embeddings_route {
   handler_result operator()(exchange& e) const {
     embedding_request request;
     boost::system::error_code ec;
-    const boost::json::value json = boost::json::parse(e.request.body(), ec);
+    const boost::json::value json = boost::json::parse(e.request.body(), ec, {}, request_json_options(config_->max_json_depth));
     if (ec)
       co_return error_response(http_status::bad_request,
                                "We could not parse the JSON body of your request: " + ec.message(),
@@ -139,6 +142,7 @@ class embeddings_route {
       co_return error_response(http_status::bad_request, problem.what(), "invalid_request_error",
                                problem.openai_code(), problem.param());
     }
+    if (auto refusal = over_limits(request)) co_return std::move(*refusal);
     if (request.model == builtin_.model) co_return co_await served(builtin_(request, e));
     const model_config* model = config_->find_model(request.model);
     if (!model)
@@ -153,6 +157,24 @@ class embeddings_route {
   }
 
  private:
+  // The 400 for a request over limits.max_embedding_inputs or
+  // limits.max_embedding_input_tokens: each input costs a vector in the
+  // answer, however short it is.
+  std::optional<http_response> over_limits(const embedding_request& request) const {
+    const auto refuse = [](const std::string& message) {
+      return error_response(http_status::bad_request, message, "invalid_request_error", "invalid_value", "input");
+    };
+    if (request.input.size() > config_->max_embedding_inputs)
+      return refuse("input has " + std::to_string(request.input.size()) + " items; one request may have at most " +
+                    std::to_string(config_->max_embedding_inputs) + ".");
+    std::uint64_t tokens = 0;
+    for (const auto& text : request.input) tokens += estimated_tokenizer{}.count(text);
+    if (tokens > config_->max_embedding_input_tokens)
+      return refuse("input has about " + std::to_string(tokens) + " tokens; one request may have at most " +
+                    std::to_string(config_->max_embedding_input_tokens) + ".");
+    return std::nullopt;
+  }
+
   // The built-in handler's answer, whether it is an http_response or a handler_result.
   static handler_result served(http_response response) { co_return std::optional<http_response>(std::move(response)); }
   static handler_result served(handler_result pending) { return pending; }

@@ -235,6 +235,56 @@ BOOST_AUTO_TEST_CASE(a_src_module_reads_its_text_from_a_file_beside_the_schema) 
              "line 1, column 21: a <module> with src holds nothing else: its text is the file's");
 }
 
+// src= names a file inside the schema's source directory and nowhere
+// else: a path out of it is refused by its spelling (the file system is not
+// asked), a link out of it reads as a missing file, a file over max_bytes
+// is refused, and without a directory there is no src at all.
+BOOST_AUTO_TEST_CASE(a_src_file_is_read_only_inside_its_directory_and_up_to_its_size) {
+  test::temporary_directory dir;
+  std::filesystem::create_directories(dir / "schemas" / "parts");
+  std::ofstream(dir / "schemas" / "parts" / "a.txt") << "inside";
+  std::ofstream(dir / "outside.txt") << "outside";
+  std::filesystem::create_symlink(dir / "outside.txt", dir / "schemas" / "out.txt");
+  std::filesystem::create_symlink(dir / "schemas" / "parts" / "a.txt", dir / "schemas" / "in.txt");
+  const schema_sources sources{.directory = dir / "schemas", .max_bytes = 6};
+  const auto parsed_text = [&](const std::string& src) {
+    const auto schema = parse_schema("<schema name=\"s\"><module name=\"m\" src=\"" + src + "\"/></schema>", sources);
+    return as<schema_text>(as<schema_module>(schema.nodes[0]).children.at(0)).text;
+  };
+  const auto refusal = [&](const std::string& src, const schema_sources& from) {
+    return error_of([&] { (void)parse_schema("<schema name=\"s\"><module name=\"m\" src=\"" + src + "\"/></schema>", from); });
+  };
+  BOOST_TEST(parsed_text("parts/a.txt") == "inside");
+  BOOST_TEST(parsed_text("./parts/../parts/a.txt") == "inside");
+  BOOST_TEST(parsed_text("in.txt") == "inside");  // a link that stays inside
+  for (const std::string outside : {"../outside.txt", "/etc/passwd", "parts/../../outside.txt", "//etc/hostname", ""})
+    BOOST_TEST(refusal(outside, sources) == "line 1, column 18: the src file \"" + outside +
+                                                "\" is outside the directory of this schema's src files");
+  for (const std::string unreadable : {"out.txt", "missing.txt", "parts"})
+    BOOST_TEST(refusal(unreadable, sources) == "line 1, column 18: cannot read the src file \"" + unreadable + "\" (" +
+                                                   (dir / "schemas" / unreadable).string() + ")");
+  std::ofstream(dir / "schemas" / "parts" / "b.txt") << "1234567";
+  BOOST_TEST(refusal("parts/b.txt", sources) ==
+             "line 1, column 18: the src file \"parts/b.txt\" is larger than the 6 bytes allowed");
+  BOOST_TEST(refusal("parts/a.txt", schema_sources{}) ==
+             "line 1, column 18: src=\"parts/a.txt\" cannot be used here: no directory is configured for this "
+             "schema's src files");
+}
+
+// A tag may hold many attributes: duplicates are found by hash, not by a
+// search per attribute, and the last of 125,000 is named by its column.
+BOOST_AUTO_TEST_CASE(a_duplicate_among_many_attributes_is_named_where_it_is) {
+  std::string tag = "<prompt schema=\"s\"><m";
+  for (int i = 0; i < 125'000; ++i) tag += " a" + std::to_string(i) + "=''";
+  const std::size_t column = tag.size() + 2;
+  tag += " a7=''/></prompt>";
+  BOOST_TEST(error_of([&] { (void)parse_prompt(tag); }) ==
+             "line 1, column " + std::to_string(column) + ": duplicate attribute a7");
+  tag.replace(tag.size() - std::string_view(" a7=''/></prompt>").size(), 3, " b7");
+  const prompt_document prompt = parse_prompt(tag);
+  BOOST_TEST(as<prompt_import>(prompt.nodes.at(0)).arguments.size() == 125'001u);
+}
+
 BOOST_AUTO_TEST_CASE(malformed_markup_is_refused_with_its_line_and_column) {
   const std::pair<std::string_view, std::string_view> cases[] = {
       {"", "line 1, column 1: the document has no root element"},

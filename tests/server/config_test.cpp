@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(mistakes_are_refused_by_name) {
   refused_with("[]", "config: the file must be an object");
   refused_with(with("colour", "1"),
                "config: colour is not a known key (known: listen, limits, backends, models, router, tenants, admin, "
-               "exact_cache, semantic_cache, snapshot, log, fallback_order, prices, embedder, prompt_schemas, shared)");
+               "exact_cache, semantic_cache, snapshot, log, fallback_order, prices, embedder, prompt_schemas, prompt_sources, shared)");
   refused_with(R"({"backends": [], "tenants": []})", "config: models must list the models clients may ask for");
   refused_with(with("models", "[1]"), "config: models[0] must be a model's name or an object {\"name\", \"backend\", ...}");
   refused_with(with("backends", "[]"), "config: backends must list at least one backend");
@@ -301,6 +301,62 @@ BOOST_AUTO_TEST_CASE(the_nearest_known_key_is_a_few_edits_away) {
   BOOST_TEST(edit_distance("PORT", "port") == 0u);            // case aside
   BOOST_TEST(edit_distance("", "port") == 4u);
   BOOST_TEST(edit_distance("host", "address") == 6u);
+}
+
+// The bounds a hostile client meets (issue 35): read as written, each
+// refused out of its range by its path; the metrics token may not be a
+// tenant's key (it would open every tenant's figures to that tenant).
+BOOST_AUTO_TEST_CASE(the_bounds_on_clients_read_as_written_and_refuse_their_mistakes) {
+  const auto config = gateway_config::from_json(boost::json::parse(with("limits", R"({
+      "max_header_bytes": 32768, "max_json_depth": 80, "max_connections": 500, "max_connections_per_address": 50,
+      "idle_timeout_ms": 30000, "header_timeout_ms": 5000, "body_timeout_ms": 20000,
+      "max_embedding_inputs": 16, "max_embedding_input_tokens": 4096})")));
+  BOOST_TEST(config.max_header_bytes == 32768u);
+  BOOST_TEST(config.max_json_depth == 80u);
+  BOOST_TEST(config.max_connections == 500u);
+  BOOST_TEST(config.max_connections_per_address == 50u);
+  BOOST_TEST(config.idle_timeout_ms == 30000u);
+  BOOST_TEST(config.header_timeout_ms == 5000u);
+  BOOST_TEST(config.body_timeout_ms == 20000u);
+  BOOST_TEST(config.max_embedding_inputs == 16u);
+  BOOST_TEST(config.max_embedding_input_tokens == 4096u);
+  const auto defaults = gateway_config::from_json(boost::json::parse(minimal));
+  BOOST_TEST(defaults.max_header_bytes == 16384u);
+  BOOST_TEST(defaults.max_json_depth == 64u);
+  BOOST_TEST(defaults.semantic_max_bytes == std::uint64_t{256} << 20);
+  BOOST_TEST(!defaults.prompt_admin_directory);
+  BOOST_TEST(defaults.prompt_source_max_bytes == std::uint64_t{1} << 20);
+
+  const auto sources = gateway_config::from_json(boost::json::parse(
+      with("prompt_sources", R"({"admin_directory": "prompts/shared", "max_bytes": 4096})")));
+  BOOST_TEST(sources.prompt_admin_directory->string() == "prompts/shared");
+  BOOST_TEST(sources.prompt_source_max_bytes == 4096u);
+  BOOST_TEST(gateway_config::from_json(boost::json::parse(with("semantic_cache", R"({"max_bytes": 1000})")))
+                 .semantic_max_bytes == 1000u);
+
+  const auto refused_with = [](const std::string& text, const std::string& message) {
+    BOOST_TEST_CONTEXT(text) BOOST_TEST(refusal(text) == message);
+  };
+  refused_with(with("limits", R"({"max_header_bytes": 100})"),
+               "config: limits.max_header_bytes must be between 1024 and 1048576, not 100");
+  refused_with(with("limits", R"({"max_json_depth": 0})"), "config: limits.max_json_depth must be between 1 and 1024, not 0");
+  refused_with(with("limits", R"({"max_connections": 0})"),
+               "config: limits.max_connections must be between 1 and 10000000, not 0");
+  refused_with(with("limits", R"({"header_timeout_ms": 0})"),
+               "config: limits.header_timeout_ms must be between 1 and 86400000, not 0");
+  refused_with(with("limits", R"({"max_embedding_inputs": 0})"),
+               "config: limits.max_embedding_inputs must be between 1 and 1000000, not 0");
+  refused_with(with("semantic_cache", R"({"max_bytes": 0})"),
+               "config: semantic_cache.max_bytes must be between 1 and 1099511627776, not 0");
+  refused_with(with("prompt_sources", R"({"admin_directory": ""})"),
+               "config: prompt_sources.admin_directory must be a non-empty path");
+  refused_with(with("prompt_sources", R"({"max_bytes": 0})"),
+               "config: prompt_sources.max_bytes must be between 1 and 1073741824, not 0");
+  refused_with(with("prompt_sources", R"({"admin_directroy": "x"})"),
+               "config: prompt_sources.admin_directroy is not a known key; did you mean admin_directory?");
+  refused_with(with("admin", R"({"api_key": "admin", "metrics_token": "sk-acme"})"),
+               "config: tenants[0] has the metrics token as its key, which would open /metrics (every tenant's figures) "
+               "to it");
 }
 
 BOOST_AUTO_TEST_CASE(values_out_of_range_are_refused_by_their_path) {

@@ -29,6 +29,13 @@
 // search, the slow part) with no cache lock held, beside lookups and other
 // inserts (store_and_index()).
 //
+// Capacity: max_entries and max_bytes, both kept by every insert: the
+// policy's expired entries leave first, then its victims, until the new
+// entry fits. An entry counts the bytes of its key text, its answer
+// (cache_value_traits) and its vector as the index stores it. An entry
+// larger than max_bytes alone is refused (insert returns rejected_entry),
+// and a snapshot loads down to the bounds of the cache that loads it.
+//
 // Policies, each a concept with models beside it:
 //   Embedder        text -> vector             embed/embedder.hpp
 //   IndexFactory    makes each scope's index   cache/index_factory.hpp
@@ -45,6 +52,7 @@
 #include <algorithm>     // std::stable_sort, std::max
 #include <chrono>        // std::chrono::steady_clock
 #include <concepts>      // std::convertible_to
+#include <cstddef>       // std::size_t
 #include <cstdint>       // std::uint32_t, std::uint64_t
 #include <filesystem>    // std::filesystem::path
 #include <limits>        // std::numeric_limits
@@ -138,6 +146,9 @@ using default_semantic_index = default_index_factory::index_type;
 
 struct semantic_cache_options {
   std::size_t max_entries = 100000;
+  /// What the entries may count together (see basic_semantic_cache's
+  /// Capacity), so that long requests cannot grow the cache past it.
+  std::size_t max_bytes = std::size_t{256} << 20;
   std::size_t neighbours = 4;  ///< nearest stored requests examined per lookup
   /// Neighbours less similar than this are not put to the verifier, so
   /// that a verifier that costs something (learned_verifier) spends it on
@@ -160,6 +171,7 @@ struct semantic_cache_statistics {
   std::uint64_t tokens_saved = 0;
   double usd_saved = 0.0;
   std::chrono::nanoseconds lookup_p50{}, lookup_p99{};
+  std::size_t bytes = 0;  ///< what the entries count against max_bytes
 };
 
 template <class Value = std::string, Embedder EmbedderT = hashing_embedder,
@@ -180,6 +192,10 @@ class basic_semantic_cache {
   using lookup_result = semantic_lookup<Value>;
   using index_factory_type = Indexes;
   using index_type = Index;
+
+  /// What insert returns for an entry it refused: larger than max_bytes
+  /// alone, or any entry when max_entries is 0. The cache is unchanged.
+  static constexpr entry_handle rejected_entry = std::numeric_limits<entry_handle>::max();
 
   explicit basic_semantic_cache(semantic_cache_options options = {}, EmbedderT embedder = EmbedderT(),
                                 Threshold threshold = Threshold(), Verify verifier = Verify(),
@@ -235,7 +251,8 @@ class basic_semantic_cache {
     return lookup_key(key.scope, key.text);
   }
 
-  /// Stores `answer` for a plain text request; returns its entry.
+  /// Stores `answer` for a plain text request; returns its entry, or
+  /// rejected_entry (as the inserts below do).
   entry_handle insert(const cache_scope& scope, std::string_view text, Value answer,
                       answer_cost cost = {}) {
     return insert_key(scope.hash(), text, std::move(answer), cost);
@@ -287,11 +304,11 @@ class basic_semantic_cache {
   // key text, which are the same on every replica.
 
   /// Stores an entry another replica stored, unless the scope holds its
-  /// text already (then false). `vector` is the one it was indexed by
-  /// there: used as it is by an embedder that does not learn (the same
-  /// model makes the same vectors); a learning embedder's weights differ
-  /// between replicas, so it embeds the text itself, as it does when
-  /// `vector` is empty.
+  /// text already or the entry is larger than max_bytes alone (then
+  /// false). `vector` is the one it was indexed by there: used as it is by
+  /// an embedder that does not learn (the same model makes the same
+  /// vectors); a learning embedder's weights differ between replicas, so
+  /// it embeds the text itself, as it does when `vector` is empty.
   bool insert_replica(const cache_key& key, std::vector<float> vector, Value answer, answer_cost cost = {}) {
     {
       std::shared_lock lock(mutex_);
@@ -300,9 +317,8 @@ class basic_semantic_cache {
     lookup_result given;
     if constexpr (!LearningEmbedder<EmbedderT>)
       if (!vector.empty()) given.request = looked_up_vector::of(key.text, std::move(vector));
-    insert_key(key.scope, key.text, std::move(answer), cost, given.request.values.empty() ? nullptr : &given,
-               /*replicated=*/true);
-    return true;
+    return insert_key(key.scope, key.text, std::move(answer), cost, given.request.values.empty() ? nullptr : &given,
+                      /*replicated=*/true) != rejected_entry;
   }
 
   /// Applies another replica's verdict on the entry stored for
@@ -379,6 +395,7 @@ class basic_semantic_cache {
     std::shared_lock lock(mutex_);
     std::lock_guard counters(counters_mutex_);
     auto s = statistics_;
+    s.bytes = bytes_;
     s.lookup_p50 = latency_.percentile(0.50);
     s.lookup_p99 = latency_.percentile(0.99);
     return s;
@@ -387,6 +404,12 @@ class basic_semantic_cache {
   std::size_t size() const {
     std::shared_lock lock(mutex_);
     return live_entries_;
+  }
+
+  /// What the entries count against max_bytes.
+  std::size_t bytes() const {
+    std::shared_lock lock(mutex_);
+    return bytes_;
   }
 
   /// Writes the whole cache to `path` atomically (new file, fsync, rename),
@@ -504,6 +527,12 @@ class basic_semantic_cache {
       throw load_error(path, errc::corrupt_file);
     entries_.resize(count);
     for (entry& e : entries_) live_entries_ += load_entry(in, e);
+    // Counted anew, as this cache counts (its embedder's dimension, its index's vectors).
+    for (entry& e : entries_) {
+      if (!e.live) continue;
+      e.bytes = entry_bytes(e.text, e.answer);
+      bytes_ += e.bytes;
+    }
     free_handles_.resize(count - live_entries_);
     in.read_array(std::span<entry_handle>(free_handles_));
     if (const auto problem = load_eviction_order(in)) throw load_error(path, problem);
@@ -512,6 +541,7 @@ class basic_semantic_cache {
     for (entry_handle handle = 0; handle < entries_.size(); ++handle)
       if (const entry& e = entries_[handle]; e.live) texts_[text_key_of(e.scope, e.text)] = handle;
     drop_entries_without_lifetime();
+    shrink_to_bounds();
   }
 
   static EmbedderT saved_embedder(store::snapshot_reader& in, EmbedderT given) {
@@ -527,6 +557,7 @@ class basic_semantic_cache {
     hash128 scope{};
     std::string text;
     Value answer{};
+    std::size_t bytes = 0;  // counted against max_bytes (entry_bytes)
     answer_cost cost;
     float wrong_at = -1.0f;  // highest similarity at which it was reported wrong
     std::uint64_t serial = 0;
@@ -705,20 +736,23 @@ class basic_semantic_cache {
   // weights published in between make the insert embed under the lock.
   entry_handle insert_key(const hash128& scope, std::string_view text, Value answer, answer_cost cost,
                           lookup_result* missed = nullptr, bool replicated = false) {
+    // Refused before anything is embedded or locked: the options never change.
+    const std::size_t bytes = entry_bytes(text, answer);
+    if (options_.max_entries == 0 || bytes > options_.max_bytes) return rejected_entry;
     looked_up_vector vector;
     if (missed) vector = std::move(missed->request);
     if (!current(vector, text)) vector = embed(text);
     if constexpr (LearningEmbedder<EmbedderT>) {
       std::optional<typename EmbedderT::weights_type> next;
-      const entry_handle handle = store_and_index(scope, text, std::move(answer), cost, std::move(vector), replicated,
-                                                  [&] {
-                                                    embedder_.observe(text);
-                                                    if (options_.refresh_in_insert) next = claim_refresh();
-                                                  });
+      const entry_handle handle =
+          store_and_index(scope, text, std::move(answer), bytes, cost, std::move(vector), replicated, [&] {
+            embedder_.observe(text);
+            if (options_.refresh_in_insert) next = claim_refresh();
+          });
       if (next) reembed_under(std::move(*next));
       return handle;
     } else {
-      return store_and_index(scope, text, std::move(answer), cost, std::move(vector), replicated, [] {});
+      return store_and_index(scope, text, std::move(answer), bytes, cost, std::move(vector), replicated, [] {});
     }
   }
 
@@ -729,14 +763,14 @@ class basic_semantic_cache {
   // link noted under the exclusive lock again. save() waits for inserts in
   // between (a file holds every stored entry in its index).
   template <class F>
-  entry_handle store_and_index(const hash128& scope, std::string_view text, Value answer, answer_cost cost,
-                               looked_up_vector vector, bool replicated, F under_lock) {
+  entry_handle store_and_index(const hash128& scope, std::string_view text, Value answer, std::size_t bytes,
+                               answer_cost cost, looked_up_vector vector, bool replicated, F under_lock) {
     std::shared_lock storing(insert_gate_);
     stored_entry stored;
     {
       std::unique_lock lock(mutex_);
       under_lock();
-      stored = store(scope, text, std::move(answer), cost, std::move(vector), replicated);
+      stored = store(scope, text, std::move(answer), bytes, cost, std::move(vector), replicated);
     }
     if (!stored.index) return stored.handle;  // not embedded: stored, never found
     // Into the index of the weights the vector was made under, even if a
@@ -773,12 +807,13 @@ class basic_semantic_cache {
     std::shared_ptr<Index> index;
   };
 
-  // Under the exclusive lock: makes room, stores the entry (marked as
-  // being linked when it will be indexed) and makes sure its scope has an
-  // index, since the map of indexes changes only under this lock.
-  stored_entry store(const hash128& scope, std::string_view text, Value answer, answer_cost cost,
-                     looked_up_vector vector, bool replicated) {
-    while (live_entries_ >= options_.max_entries && evict_one()) {}
+  // Under the exclusive lock: makes room for `bytes` (entry_bytes, within
+  // max_bytes), stores the entry (marked as being linked when it will be
+  // indexed) and makes sure its scope has an index, since the map of
+  // indexes changes only under this lock.
+  stored_entry store(const hash128& scope, std::string_view text, Value answer, std::size_t bytes,
+                     answer_cost cost, looked_up_vector vector, bool replicated) {
+    while ((live_entries_ >= options_.max_entries || bytes_ + bytes > options_.max_bytes) && evict_one()) {}
     entry_handle handle;
     if (free_handles_.empty()) {
       handle = static_cast<entry_handle>(entries_.size());
@@ -791,13 +826,14 @@ class basic_semantic_cache {
     const bool indexed = vector.values.size() == embedder_.dimension();
     if (!indexed) vector.values.clear();
     entry& e = entries_[handle];
-    e = entry{scope, std::string(text), std::move(answer), cost, -1.0f, ++serials_, 0, true, indexed};
+    e = entry{scope, std::string(text), std::move(answer), bytes, cost, -1.0f, ++serials_, 0, true, indexed};
     ++live_entries_;
+    bytes_ += bytes;
     texts_[text_key_of(scope, text)] = handle;
     {
       std::lock_guard counters(counters_mutex_);
       ++statistics_.insertions;
-      eviction_.insert(handle, entry_info{text.size() + sizeof(entry), cost.usd, 0});
+      eviction_.insert(handle, entry_info{bytes, cost.usd, 0});
     }
     if (observer_ && !replicated) observer_->inserted(scope, text, vector.values, e.answer, cost);
     if (!indexed) return {handle, std::move(vector), nullptr};
@@ -916,11 +952,29 @@ class basic_semantic_cache {
     if (const auto named = texts_.find(text_key_of(e.scope, e.text)); named != texts_.end() && named->second == handle)
       texts_.erase(named);
     threshold_.forget(handle);
+    bytes_ -= e.bytes;
     e = entry{};
     e.linking = linking;
     if (!linking) free_handles_.push_back(handle);
     --live_entries_;
   }
+
+  // What an entry counts against max_bytes: its key text, its answer and
+  // its vector as the index stores it. The vector counts whether or not
+  // the text could be embedded, so that a re-embedding never changes what
+  // an entry counts; the index's links and bookkeeping, the same for every
+  // entry, are left to max_entries.
+  std::size_t entry_bytes(std::string_view text, const Value& answer) const {
+    return text.size() + cache_value_traits<Value>::bytes(answer) + embedder_.dimension() * vector_component_bytes;
+  }
+
+  // Bytes of one stored vector component: the index's element type where
+  // it names one (hnsw_index: float16, scaled_int8 or float), else a float
+  // (flat_index).
+  static constexpr std::size_t vector_component_bytes = [] {
+    if constexpr (requires { typename Index::element_type; }) return sizeof(typename Index::element_type);
+    else return sizeof(float);
+  }();
 
   // Snapshot parts, in file order. Callers of the save_ functions hold both locks.
   void save_statistics(store::snapshot_writer& out) const {
@@ -996,7 +1050,7 @@ class basic_semantic_cache {
         return make_error_code(errc::corrupt_file);
       seen[handle] = true;
       const entry& e = entries_[handle];
-      eviction_.insert(handle, entry_info{e.text.size() + sizeof(entry), e.cost.usd, e.hits});
+      eviction_.insert(handle, entry_info{e.bytes, e.cost.usd, e.hits});
     }
     return {};
   }
@@ -1040,6 +1094,21 @@ class basic_semantic_cache {
       if (entries_[handle].live && !held[handle]) erase_entry(handle);
   }
 
+  // A snapshot saved under larger bounds loads down to this cache's, as
+  // the exact cache's load does: entries larger than max_bytes alone leave
+  // (an insert would have refused them), then the policy's victims until
+  // both bounds hold. The statistics read as they did when saved.
+  void shrink_to_bounds() {
+    for (entry_handle handle = 0; handle < entries_.size(); ++handle)
+      if (entries_[handle].live && entries_[handle].bytes > options_.max_bytes) {
+        eviction_.erase(handle);
+        erase_entry(handle);
+      }
+    const std::uint64_t evictions = statistics_.evictions;
+    while ((live_entries_ > options_.max_entries || bytes_ > options_.max_bytes) && evict_one()) {}
+    statistics_.evictions = evictions;
+  }
+
   semantic_cache_options options_;
   EmbedderT embedder_;
   Threshold threshold_;
@@ -1052,6 +1121,7 @@ class basic_semantic_cache {
   std::vector<entry> entries_;
   std::vector<entry_handle> free_handles_;
   std::size_t live_entries_ = 0;
+  std::size_t bytes_ = 0;  // the live entries' entry_bytes
   std::uint64_t serials_ = 0;
   index_map indexes_;
   boost::unordered_flat_map<text_key, entry_handle, text_key_hasher> texts_;  // what the *_replica calls find by

@@ -130,8 +130,9 @@ class session final : public session_base,
         parser.header_limit(options_.max_header_bytes);
         parser.body_limit(options_.max_body_bytes);
         auto ec = co_await read(parser, read_phase::header);
-        if (ec) {
-          if (auto refusal = malformed(ec)) co_await refuse(std::move(*refusal), parser.get());
+        if (ec) {  // a Content-Length over max_body_bytes is refused with the headers
+          auto refusal = ec == http::error::body_limit ? std::optional(options_.too_large) : malformed(ec);
+          if (refusal) co_await refuse(std::move(*refusal), parser.get());
           break;
         }
         const http_request& request = parser.get();
@@ -230,7 +231,8 @@ class session final : public session_base,
   }
 
   // The answer to a request whose headers could not be read: 431 for too
-  // large, 400 for malformed, nothing for a connection that closed or timed out.
+  // large, 505 for another HTTP version, 400 for malformed, nothing for a
+  // connection that closed or timed out.
   static std::optional<http_response> malformed(const boost::system::error_code& ec) {
     namespace http = boost::beast::http;
     if (ec == http::error::header_limit)
@@ -240,6 +242,9 @@ class session final : public session_base,
     if (ec.category() != boost::system::error_code(http::error::end_of_stream).category() || ec == http::error::end_of_stream ||
         ec == http::error::partial_message)
       return std::nullopt;
+    if (ec == http::error::bad_version)  // "HTTP/2.0", say: a version, not one spoken here
+      return error_response(http_status::http_version_not_supported, "The gateway speaks HTTP/1.0 and HTTP/1.1.",
+                            "invalid_request_error", "bad_request");
     return error_response(http_status::bad_request, "The request is not valid HTTP/1.1: " + ec.message() + ".",
                           "invalid_request_error", "bad_request");
   }

@@ -125,6 +125,7 @@ class gateway_caches {
   // A fitted verifier is asked only about neighbours that have a chance.
   semantic_cache_options semantic_options() const {
     return {.max_entries = config_.semantic_max_entries,
+            .max_bytes = config_.semantic_max_bytes,
             .prefilter_similarity = fitted_verifier() ? learned_verifier::advised_prefilter : 0.0f,
             .refresh_in_insert = false};
   }

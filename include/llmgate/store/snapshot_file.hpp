@@ -18,7 +18,6 @@
 #include <cstring>       // std::memcpy
 #include <filesystem>    // std::filesystem::path, rename
 #include <fstream>       // std::ifstream, std::ofstream
-#include <iterator>      // std::istreambuf_iterator
 #include <span>          // std::span
 #include <string>        // std::string
 #include <string_view>   // std::string_view
@@ -28,7 +27,8 @@
 #include <boost/crc.hpp>  // boost::crc_32_type
 
 #if __has_include(<unistd.h>) && __has_include(<fcntl.h>)
-#include <fcntl.h>   // ::open
+#include <cerrno>    // errno, EINTR
+#include <fcntl.h>   // ::open, O_DIRECTORY
 #include <unistd.h>  // ::write, ::fsync, ::close
 #define LLMGATE_HAS_POSIX_FILES 1
 #endif
@@ -92,6 +92,7 @@ inline std::error_code replace_file(const std::filesystem::path& path, std::stri
     std::size_t done = 0;
     while (done < bytes.size()) {
       const auto n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;  // a signal, not a failure
       if (n <= 0) break;
       done += static_cast<std::size_t>(n);
     }
@@ -112,6 +113,16 @@ inline std::error_code replace_file(const std::filesystem::path& path, std::stri
     std::filesystem::remove(temporary, ec);
     return make_error_code(errc::io_failure);
   }
+#ifdef LLMGATE_HAS_POSIX_FILES
+  // The rename itself reaches the device with its directory: until then a
+  // power loss may bring back the previous snapshot (whole, all the same).
+  std::filesystem::path directory = path.parent_path();
+  if (directory.empty()) directory = ".";
+  if (const int dir = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY); dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+#endif
   return {};
 }
 
@@ -237,10 +248,15 @@ class snapshot_reader {
 
  private:
   std::error_code read_file(const std::filesystem::path& path) {
+    std::error_code size_error;
+    const auto size = std::filesystem::file_size(path, size_error);
     std::ifstream in(path, std::ios::binary);
-    if (!in) return make_error_code(errc::io_failure);
-    bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in || size_error) return make_error_code(errc::io_failure);
+    // One read of the size the file has, not a character at a time.
+    bytes_.resize(static_cast<std::size_t>(size));
+    in.read(bytes_.data(), static_cast<std::streamsize>(bytes_.size()));
     if (in.bad()) return make_error_code(errc::io_failure);
+    bytes_.resize(static_cast<std::size_t>(in.gcount()));  // a file that shrank reads as truncated
     return {};
   }
 

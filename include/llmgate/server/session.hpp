@@ -129,7 +129,10 @@ class session final : public session_base,
         http::request_parser<http::string_body> parser;
         parser.header_limit(options_.max_header_bytes);
         parser.body_limit(options_.max_body_bytes);
-        auto ec = co_await read(parser, read_phase::header);
+        before_read(read_phase::header);
+        boost::system::error_code ec;
+        std::tie(ec, std::ignore) = co_await read_header(parser);
+        after_read();
         if (ec) {  // a Content-Length over max_body_bytes is refused with the headers
           auto refusal = ec == http::error::body_limit ? std::optional(options_.too_large) : malformed(ec);
           if (refusal) co_await refuse(std::move(*refusal), parser.get());
@@ -148,7 +151,9 @@ class session final : public session_base,
           }
         }
         if (!refusal && !parser.is_done()) {
-          ec = co_await read(parser, read_phase::body);
+          before_read(read_phase::body);
+          std::tie(ec, std::ignore) = co_await read_body(parser);
+          after_read();
           if (ec == http::error::body_limit) refusal = options_.too_large;
           else if (ec) break;
         }
@@ -156,7 +161,60 @@ class session final : public session_base,
           co_await refuse(std::move(*refusal), request);
           break;
         }
-        if (!co_await answer(request)) break;
+        busy_ = true;
+        exchange e{.request = request, .out = *this, .deadline = *deadline_,
+                   .keep_alive = request.keep_alive() && !stopping_};
+        streamed_ = false;
+        streamed_status_ = 0;
+        const auto started = clock::now();
+        served_request served{.method = request.method_string(), .path = path_of(request)};
+        bool open = true;  // whether the connection serves another request
+        try {
+          std::optional<http_response> response;
+          try {
+            response = co_await routes_(e);
+          } catch (const boost::system::system_error&) {
+            throw;  // the connection's own failure (the client went away): below
+          } catch (const std::exception& failure) {
+            // A handler that failed answers 500, unless part of its answer went out already.
+            if (streamed_) throw;
+            response = error_response(http_status::internal_server_error,
+                                      std::string("The gateway failed: ") + failure.what(), "server_error",
+                                      "internal_error");
+          }
+          if (response) {
+            response->keep_alive(request.keep_alive() && !stopping_);
+            response->prepare_payload();
+            served.status = response->result_int();
+            wire_.clear();
+            append_response_bytes(*response, wire_);
+            if constexpr (plain_tcp) {
+              const std::size_t sent = send_now(wire_);
+              if (sent < wire_.size())
+                co_await boost::asio::async_write(lowest.socket(), boost::asio::buffer(wire_.data() + sent, wire_.size() - sent),
+                                                  boost::asio::deferred);
+            } else {
+              co_await boost::asio::async_write(stream_, boost::asio::buffer(wire_), boost::asio::use_awaitable);
+            }
+            if (wire_.capacity() > max_kept_wire_bytes) std::string().swap(wire_);  // a dashboard page, say
+            open = response->keep_alive();
+          } else {
+            served.status = streamed_status_;
+            served.streamed = true;
+            open = e.keep_alive;
+          }
+        } catch (const std::exception&) {
+          // The client went away mid-answer, or a handler failed mid-stream:
+          // nothing more can be told to it; the record says so.
+          served.aborted = true;
+          if (served.status == 0) served.status = streamed_ ? streamed_status_ : client_closed_request;
+          open = false;
+        }
+        served.tenant = e.tenant;
+        if (e.outcome) served.outcome = &*e.outcome;
+        observe(served, started);
+        if (!open) break;
+        busy_ = false;
       }
     } catch (const std::exception&) {
       // The client went away mid-answer: nothing left to tell it.
@@ -199,35 +257,42 @@ class session final : public session_base,
 
   enum class read_phase { header, body };
 
-  // Reads the request's headers, or the rest of it, under its timeout.
-  template <class Parser>
-  boost::asio::awaitable<boost::system::error_code> read(Parser& parser, read_phase phase) {
-    namespace http = boost::beast::http;
-    boost::system::error_code ec;
-    if constexpr (plain_tcp) {
-      // The socket itself, under the watchdog: no timer armed and cancelled
-      // per read, and no coroutine frame for the read.
-      auto& socket = boost::beast::get_lowest_layer(stream_).socket();
+  // Reads the request's headers, or the rest of it, under its timeout:
+  // before_read(), then co_await read_header() or read_body(), then
+  // after_read(). On plain TCP
+  // the read is the socket's own, awaited as a deferred operation under
+  // the watchdog: no timer armed and cancelled per read, and no coroutine
+  // frame for it.
+  void before_read(read_phase phase) {
+    if constexpr (plain_tcp)
       watch(phase);
-      if (phase == read_phase::header)
-        std::tie(ec, std::ignore) =
-            co_await http::async_read_header(socket, buffer_, parser, boost::asio::as_tuple(boost::asio::deferred));
-      else
-        std::tie(ec, std::ignore) =
-            co_await http::async_read(socket, buffer_, parser, boost::asio::as_tuple(boost::asio::deferred));
+    else
+      boost::beast::get_lowest_layer(stream_).expires_after(phase == read_phase::header ? options_.idle_timeout
+                                                                                         : options_.body_timeout);
+  }
+  template <class Parser>
+  auto read_header(Parser& parser) {
+    namespace http = boost::beast::http;
+    if constexpr (plain_tcp)
+      return http::async_read_header(boost::beast::get_lowest_layer(stream_).socket(), buffer_, parser,
+                                     boost::asio::as_tuple(boost::asio::deferred));
+    else
+      return http::async_read_header(stream_, buffer_, parser, boost::asio::as_tuple(boost::asio::use_awaitable));
+  }
+  template <class Parser>
+  auto read_body(Parser& parser) {
+    namespace http = boost::beast::http;
+    if constexpr (plain_tcp)
+      return http::async_read(boost::beast::get_lowest_layer(stream_).socket(), buffer_, parser,
+                              boost::asio::as_tuple(boost::asio::deferred));
+    else
+      return http::async_read(stream_, buffer_, parser, boost::asio::as_tuple(boost::asio::use_awaitable));
+  }
+  void after_read() {
+    if constexpr (plain_tcp)
       read_deadline_ = clock::time_point::max();
-    } else {
-      auto& lowest = boost::beast::get_lowest_layer(stream_);
-      lowest.expires_after(phase == read_phase::header ? options_.idle_timeout : options_.body_timeout);
-      if (phase == read_phase::header)
-        std::tie(ec, std::ignore) = co_await http::async_read_header(stream_, buffer_, parser,
-                                                                     boost::asio::as_tuple(boost::asio::use_awaitable));
-      else
-        std::tie(ec, std::ignore) =
-            co_await http::async_read(stream_, buffer_, parser, boost::asio::as_tuple(boost::asio::use_awaitable));
-      lowest.expires_never();  // the request timeout applies while it is answered
-    }
-    co_return ec;
+    else
+      boost::beast::get_lowest_layer(stream_).expires_never();  // the request timeout applies while it is answered
   }
 
   // The answer to a request whose headers could not be read: 431 for too
@@ -239,30 +304,30 @@ class session final : public session_base,
       return error_response(http_status::request_header_fields_too_large,
                             "The request's headers are larger than the gateway accepts.", "invalid_request_error",
                             "request_header_fields_too_large");
-    if (ec.category() != boost::system::error_code(http::error::end_of_stream).category() || ec == http::error::end_of_stream ||
-        ec == http::error::partial_message)
+    if (ec.category() != boost::system::error_code(http::error::end_of_stream).category() ||
+        ec == http::error::end_of_stream || ec == http::error::partial_message)
       return std::nullopt;
-    if (ec == http::error::bad_version)  // "HTTP/2.0", say: a version, not one spoken here
-      return error_response(http_status::http_version_not_supported, "The gateway speaks HTTP/1.0 and HTTP/1.1.",
-                            "invalid_request_error", "bad_request");
-    return error_response(http_status::bad_request, "The request is not valid HTTP/1.1: " + ec.message() + ".",
-                          "invalid_request_error", "bad_request");
+    if (ec == http::error::bad_version) return version_not_supported();  // "HTTP/2.0", say
+    return bad_request("The request is not valid HTTP/1.1: " + ec.message() + ".");
+  }
+
+  static http_response bad_request(const std::string& message, http_status status = http_status::bad_request) {
+    return error_response(status, message, "invalid_request_error", "bad_request");
+  }
+  static http_response version_not_supported() {
+    return bad_request("The gateway speaks HTTP/1.0 and HTTP/1.1.", http_status::http_version_not_supported);
   }
 
   // The answer RFC 9112 asks for a request whose framing or version the
   // gateway does not take, judged on its headers.
   static std::optional<http_response> framing_refusal(const http_request& request) {
     namespace http = boost::beast::http;
-    const auto bad = [](std::string message, http_status status = http_status::bad_request) {
-      return error_response(status, message, "invalid_request_error", "bad_request");
-    };
-    if (request.version() != 11 && request.version() != 10)
-      return bad("The gateway speaks HTTP/1.0 and HTTP/1.1.", http_status::http_version_not_supported);
+    if (request.version() != 11 && request.version() != 10) return version_not_supported();
     if (request.version() == 11 && request.count(http::field::host) != 1)
-      return bad("An HTTP/1.1 request carries exactly one Host header (RFC 9112 section 3.2).");
+      return bad_request("An HTTP/1.1 request carries exactly one Host header (RFC 9112 section 3.2).");
     if (request.count(http::field::transfer_encoding) > 0) {
       if (request.count(http::field::content_length) > 0)
-        return bad("A request carries Transfer-Encoding or Content-Length, not both (RFC 9112 section 6.3).");
+        return bad_request("A request carries Transfer-Encoding or Content-Length, not both (RFC 9112 section 6.3).");
       // Every coding in every Transfer-Encoding line: chunked alone is taken.
       std::size_t codings = 0;
       bool chunked_only = true;
@@ -274,10 +339,10 @@ class session final : public session_base,
         }
       }
       if (codings != 1 || !chunked_only)
-        return bad("The gateway takes \"Transfer-Encoding: chunked\" alone (RFC 9112 section 6.3).");
+        return bad_request("The gateway takes \"Transfer-Encoding: chunked\" alone (RFC 9112 section 6.3).");
     }
     if (request.count(http::field::expect) > 0 && !continue_expected(request))
-      return bad("The gateway meets no expectation but 100-continue.", http_status::expectation_failed);
+      return bad_request("The gateway meets no expectation but 100-continue.", http_status::expectation_failed);
     return std::nullopt;
   }
 
@@ -302,62 +367,6 @@ class session final : public session_base,
     if (!failed) co_await linger(boost::beast::get_lowest_layer(stream_));
   }
 
-  // Answers one request read whole; false when the connection is to close.
-  boost::asio::awaitable<bool> answer(const http_request& request) {
-    busy_ = true;
-    exchange e{.request = request, .out = *this, .deadline = *deadline_, .keep_alive = request.keep_alive() && !stopping_};
-    streamed_ = false;
-    streamed_status_ = 0;
-    const auto started = clock::now();
-    served_request served{.method = request.method_string(), .path = path_of(request)};
-    bool open = true;  // whether the connection serves another request
-    try {
-      std::optional<http_response> response;
-      try {
-        response = co_await routes_(e);
-      } catch (const boost::system::system_error&) {
-        throw;  // the connection's own failure (the client went away): below
-      } catch (const std::exception& failure) {
-        // A handler that failed answers 500, unless part of its answer went out already.
-        if (streamed_) throw;
-        response = error_response(http_status::internal_server_error,
-                                  std::string("The gateway failed: ") + failure.what(), "server_error", "internal_error");
-      }
-      if (response) {
-        response->keep_alive(request.keep_alive() && !stopping_);
-        response->prepare_payload();
-        served.status = response->result_int();
-        wire_.clear();
-        append_response_bytes(*response, wire_);
-        if constexpr (plain_tcp) {
-          const std::size_t sent = send_now(wire_);
-          if (sent < wire_.size())
-            co_await boost::asio::async_write(boost::beast::get_lowest_layer(stream_).socket(),
-                                              boost::asio::buffer(wire_.data() + sent, wire_.size() - sent),
-                                              boost::asio::deferred);
-        } else {
-          co_await boost::asio::async_write(stream_, boost::asio::buffer(wire_), boost::asio::use_awaitable);
-        }
-        if (wire_.capacity() > max_kept_wire_bytes) std::string().swap(wire_);  // a dashboard page, say
-        open = response->keep_alive();
-      } else {
-        served.status = streamed_status_;
-        served.streamed = true;
-        open = e.keep_alive;
-      }
-    } catch (const std::exception&) {
-      // The client went away mid-answer, or a handler failed mid-stream:
-      // nothing more can be told to it; the record says so.
-      served.aborted = true;
-      if (served.status == 0) served.status = streamed_ ? streamed_status_ : client_closed_request;
-      open = false;
-    }
-    served.tenant = e.tenant;
-    if (e.outcome) served.outcome = &*e.outcome;
-    observe(served, started);
-    busy_ = false;
-    co_return open;
-  }
 
   // Writes what the socket takes now, without waiting: a response most
   // often goes out whole in this one send, with no asynchronous operation

@@ -2,7 +2,9 @@
 // answer without a JSON tree (chat/detail/chat_response_reader.hpp); what it
 // takes must be JSON, and read exactly as parse_chat_response reads its tree
 // (anything it does not take goes to that tree path). And the JSON writer's
-// string escaping (chat/detail/json_appender.hpp) must equal Boost.JSON's.
+// string escaping (chat/detail/json_appender.hpp) must equal Boost.JSON's
+// on UTF-8; on other bytes, which it writes as U+FFFD where Boost.JSON
+// copies them, what it writes must be a JSON string.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,7 +34,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   std::string escaped;
   llmgate::detail::json_appender(escaped).string(text);
-  if (escaped != boost::json::serialize(boost::json::string_view(text.data(), text.size()))) __builtin_trap();
+  const std::string serialized = boost::json::serialize(boost::json::string_view(text.data(), text.size()));
+  boost::system::error_code not_utf8;  // Boost.JSON's parser refuses a string that is not UTF-8
+  (void)boost::json::parse(serialized, not_utf8);
+  if (!not_utf8) {
+    if (escaped != serialized) __builtin_trap();
+  } else {
+    boost::system::error_code not_json;
+    const auto written = boost::json::parse(escaped, not_json);
+    if (not_json || !written.is_string()) __builtin_trap();
+  }
 
   llmgate::chat_response fast;
   if (!llmgate::detail::read_chat_response(text, fast)) return 0;

@@ -8,7 +8,7 @@
 #include <sys/wait.h>  // WIFEXITED, WEXITSTATUS (POSIX)
 
 #include <cstdio>       // popen, pclose, fgets, fscanf (POSIX)
-#include <cstdlib>      // std::getenv, std::system
+#include <cstdlib>      // std::getenv
 #include <filesystem>   // std::filesystem::path
 #include <optional>     // std::optional
 #include <string>       // std::string
@@ -32,10 +32,26 @@ inline std::string shell_quoted(std::string_view text) {
   return quoted + "'";
 }
 
-/// Why Node cannot run `packages` here, or nothing when it can.
+/// The major version of the node on PATH ("v20.20.2": 20); 0 where there is none.
+inline int node_major_version() {
+  FILE* pipe = popen("node --version 2> /dev/null", "r");
+  if (!pipe) return 0;
+  int major = 0;
+  if (std::fscanf(pipe, "v%d", &major) != 1) major = 0;
+  pclose(pipe);
+  return major;
+}
+
+/// Why Node cannot run `packages` here, or nothing when it can. Node is
+/// "node" from PATH: scripts/test puts the one scripts/node_env.sh picks
+/// first; node-llama-cpp needs 20 or newer (node_env.sh's minimum too).
 inline std::optional<std::string> node_unavailable(const std::vector<std::string>& packages) {
-  if (std::system("command -v node > /dev/null 2>&1") != 0)
-    return "node is not installed (scripts/setup installs it)";
+  const int major = node_major_version();
+  if (major == 0) return "node is not installed (scripts/setup installs it)";
+  if (major < 20)
+    return "node on PATH is v" + std::to_string(major) +
+           ", older than 20 (scripts/setup installs Node 20 into build/node-runtime where the machine's is older, "
+           "and scripts/test puts it first on PATH: see scripts/node_env.sh)";
   for (const auto& package : packages)
     if (!fs::exists(node_packages() / "node_modules" / package / "package.json"))
       return "the npm package " + package + " is not in " + (node_packages() / "node_modules").string() +

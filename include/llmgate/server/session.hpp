@@ -140,7 +140,11 @@ class session final : public session_base,
         }
         const http_request& request = parser.get();
         auto refusal = framing_refusal(request);
-        if (!refusal && !parser.is_done()) refusal = routes_.refusal(request);  // before its body is read
+        // A request without the key its route needs is refused before its
+        // body is read, unless the body is here already (then it costs
+        // nothing more, and the dispatch table refuses it all the same).
+        const bool body_here = parser.content_length() && buffer_.size() >= *parser.content_length();
+        if (!refusal && !parser.is_done() && !body_here) refusal = routes_.refusal(request);
         if (!refusal && !parser.is_done() && continue_expected(request)) {
           if (parser.content_length().value_or(0) > options_.max_body_bytes) {
             refusal = options_.too_large;

@@ -37,6 +37,11 @@ std::string refusal(const std::string& text) {
   }
 }
 
+// Checks that the config `text` is refused with `message`.
+void refused_with(const std::string& text, const std::string& message) {
+  BOOST_TEST_CONTEXT(text) BOOST_TEST(refusal(text) == message);
+}
+
 // `minimal` with one top-level member replaced or added.
 std::string with(const std::string& member, const std::string& value) {
   auto config = boost::json::parse(minimal).as_object();
@@ -119,9 +124,6 @@ BOOST_AUTO_TEST_CASE(fallback_order_picks_and_orders_backends) {
 }
 
 BOOST_AUTO_TEST_CASE(mistakes_are_refused_by_name) {
-  const auto refused_with = [](const std::string& text, const std::string& message) {
-    BOOST_TEST_CONTEXT(text) BOOST_TEST(refusal(text) == message);
-  };
   refused_with("[]", "config: the file must be an object");
   refused_with(with("colour", "1"),
                "config: colour is not a known key (known: listen, limits, backends, models, router, tenants, admin, "
@@ -197,9 +199,6 @@ BOOST_AUTO_TEST_CASE(models_backends_router_and_cache_policies_read_as_written) 
 }
 
 BOOST_AUTO_TEST_CASE(composed_mistakes_are_refused_by_name) {
-  const auto refused_with = [](const std::string& text, const std::string& message) {
-    BOOST_TEST_CONTEXT(text) BOOST_TEST(refusal(text) == message);
-  };
   refused_with(composed_with("backends", R"([{"name": "x", "kind": "bedrock"}])"),
                "config: backends[0].kind must be one of \"openai\", \"anthropic\", \"ollama\", \"llama.cpp\", \"demo\" (not \"bedrock\")");
   refused_with(composed_with("models", R"([{"name": "coder"}])"),
@@ -247,9 +246,6 @@ BOOST_AUTO_TEST_CASE(composed_mistakes_are_refused_by_name) {
 }
 
 BOOST_AUTO_TEST_CASE(unknown_keys_are_refused_with_the_nearest_known_one) {
-  const auto refused_with = [](const std::string& text, const std::string& message) {
-    BOOST_TEST_CONTEXT(text) BOOST_TEST(refusal(text) == message);
-  };
   refused_with(with("semantic_cache", R"({"treshold": 0.8})"),
                "config: semantic_cache.treshold is not a known key; did you mean threshold?");
   refused_with(with("semantic_cahce", "{}"), "config: semantic_cahce is not a known key; did you mean semantic_cache?");
@@ -334,9 +330,6 @@ BOOST_AUTO_TEST_CASE(the_bounds_on_clients_read_as_written_and_refuse_their_mist
   BOOST_TEST(gateway_config::from_json(boost::json::parse(with("semantic_cache", R"({"max_bytes": 1000})")))
                  .semantic_max_bytes == 1000u);
 
-  const auto refused_with = [](const std::string& text, const std::string& message) {
-    BOOST_TEST_CONTEXT(text) BOOST_TEST(refusal(text) == message);
-  };
   refused_with(with("limits", R"({"max_header_bytes": 100})"),
                "config: limits.max_header_bytes must be between 1024 and 1048576, not 100");
   refused_with(with("limits", R"({"max_json_depth": 0})"), "config: limits.max_json_depth must be between 1 and 1024, not 0");
@@ -360,9 +353,6 @@ BOOST_AUTO_TEST_CASE(the_bounds_on_clients_read_as_written_and_refuse_their_mist
 }
 
 BOOST_AUTO_TEST_CASE(values_out_of_range_are_refused_by_their_path) {
-  const auto refused_with = [](const std::string& text, const std::string& message) {
-    BOOST_TEST_CONTEXT(text) BOOST_TEST(refusal(text) == message);
-  };
   refused_with(with("semantic_cache", R"({"embedder": {"dimension": 0}})"),
                "config: semantic_cache.embedder.dimension must be between 1 and 65536, not 0");
   refused_with(with("limits", R"({"max_body_bytes": 0})"),

@@ -14,7 +14,6 @@
 #include <array>          // std::array
 #include <cstddef>        // std::size_t
 #include <cstring>        // std::memcpy
-#include <functional>     // std::hash
 #include <optional>       // std::optional
 #include <string>         // std::string
 #include <string_view>    // std::string_view

@@ -88,7 +88,6 @@ class dispatch_table {
   // The route for the request's method and path, with its access checked
   // (`tenant` set for a tenant route), or the error the table answers.
   std::variant<const route*, http_response> resolve(const http_request& request, const std::string*& tenant) const {
-    namespace http = boost::beast::http;
     const std::string_view path = path_of(request);
     const route* same_path = nullptr;
     for (const route& r : routes_) {

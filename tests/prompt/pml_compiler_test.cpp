@@ -344,6 +344,38 @@ BOOST_AUTO_TEST_CASE(the_estimated_tokenizer_counts_as_documented) {
   BOOST_TEST(tokens.count("\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xA7\xE3\x81\x99") == 2u);  // 5 characters
 }
 
+BOOST_AUTO_TEST_CASE(counting_prefixes_in_one_pass_agrees_with_counting_each_prefix) {
+  const estimated_tokenizer tokens;
+  const std::string_view text = "The cat sat, internationalisation \xC3\xA9t\xC3\xA9 x1y2z.";
+  const std::vector<std::size_t> ends{0, 2, 3, 4, 14, 20, 35, 36, 39, text.size(), text.size() + 5};
+  std::vector<std::size_t> one_by_one;
+  for (const std::size_t end : ends) one_by_one.push_back(tokens.count(text.substr(0, end)));
+  BOOST_TEST(tokens.count_prefixes(text, ends) == one_by_one, boost::test_tools::per_element());
+  BOOST_TEST(one_by_one.back() == 13u);  // past the end counts the whole text
+}
+
+// A tokenizer with count() alone: the compiler counts each prefix apart.
+struct count_only_tokenizer {
+  std::size_t count(std::string_view text) const noexcept { return estimated_tokenizer{}.count(text); }
+};
+
+BOOST_AUTO_TEST_CASE(spans_are_the_same_whether_the_tokenizer_counts_prefixes_or_not) {
+  static_assert(!PrefixTokenizer<count_only_tokenizer>);
+  const prompt_schema schema = parse_schema(test::reading_schema_pml);
+  const prompt_document prompt =
+      parse_prompt(R"(<prompt schema="reading"><plan weeks="nine"><history><ancient/></history></plan>Why?</prompt>)");
+  const chat_request fast = compile_prompt(schema, prompt, estimated_tokenizer{});
+  const chat_request slow = compile_prompt(schema, prompt, count_only_tokenizer{});
+  BOOST_TEST_REQUIRE(fast.layout->modules.size() == 3u);  // plan, history, ancient
+  BOOST_TEST_REQUIRE(slow.layout->modules.size() == 3u);
+  for (std::size_t i = 0; i < fast.layout->modules.size(); ++i) {
+    BOOST_TEST(fast.layout->modules[i].token_begin == slow.layout->modules[i].token_begin);
+    BOOST_TEST(fast.layout->modules[i].token_end == slow.layout->modules[i].token_end);
+  }
+  BOOST_TEST(fast.layout->prefix_tokens == slow.layout->prefix_tokens);
+  BOOST_TEST(fast.layout->total_tokens == slow.layout->total_tokens);
+}
+
 BOOST_AUTO_TEST_CASE(the_readme_example_compiles_as_the_readme_says) {
   test::temporary_directory dir;
   std::filesystem::create_directories(dir / "prompts");

@@ -15,6 +15,7 @@
 // "gpt-4o-mini-2024-07-18" is priced as "gpt-4o-mini", never as "gpt-4o".
 #pragma once
 
+#include <cstddef>      // std::size_t
 #include <filesystem>   // std::filesystem::path
 #include <fstream>      // std::ifstream
 #include <iterator>     // std::istreambuf_iterator
@@ -77,16 +78,12 @@ class price_table {
   /// The price of `model` (see Lookup above), or nullptr where unknown.
   const model_price* find(std::string_view model) const {
     if (const auto exact = prices_.find(model); exact != prices_.end()) return &exact->second;
-    const model_price* best = nullptr;
-    std::size_t best_length = 0;
-    for (const auto& [name, price] : prices_) {
-      if (name.size() > best_length && model.size() > name.size() && model.starts_with(name) &&
-          (model[name.size()] == '-' || model[name.size()] == ':' || model[name.size()] == '@')) {
-        best = &price;
-        best_length = name.size();
-      }
-    }
-    return best;
+    // Each shorter name the model's could be a dated form of, longest first:
+    // a few lookups, however many prices the table holds.
+    for (std::size_t end = model.find_last_of("-:@"); end != std::string_view::npos && end > 0;
+         end = model.find_last_of("-:@", end - 1))
+      if (const auto found = prices_.find(model.substr(0, end)); found != prices_.end()) return &found->second;
+    return nullptr;
   }
 
   /// The cost in USD of `usage` at `model`'s price; 0 where the model is unknown.

@@ -27,6 +27,7 @@
 // scaffold member (its parameters as their scaffolds).
 #pragma once
 
+#include <algorithm>    // std::ranges::sort, std::ranges::lower_bound, std::unique
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
 #include <memory>       // std::make_shared
@@ -285,13 +286,27 @@ chat_request compile_prompt(const prompt_schema& schema, const prompt_document& 
   auto layout = std::make_shared<prompt_layout>();
   layout->schema = schema.name;
   layout->version = schema.version;
-  // Tokens before each message's content, then within it.
+  // Tokens before each message's content, then within it: every offset a
+  // span or the prefix ends at, counted in one pass over its message.
   std::vector<std::size_t> base(renderer.messages.size() + 1, 0);
-  for (std::size_t m = 0; m < renderer.messages.size(); ++m)
-    base[m + 1] = base[m] + static_cast<std::size_t>(tokenizer.count(renderer.messages[m].content));
+  std::vector<std::vector<std::size_t>> offsets(renderer.messages.size());
+  for (const auto& span : renderer.spans) {
+    offsets[span.message].push_back(span.begin);
+    offsets[span.message].push_back(span.end);
+  }
+  offsets[renderer.prefix_message].push_back(renderer.prefix_end);
+  std::vector<std::vector<std::size_t>> counts(renderer.messages.size());
+  for (std::size_t m = 0; m < renderer.messages.size(); ++m) {
+    std::ranges::sort(offsets[m]);
+    offsets[m].erase(std::unique(offsets[m].begin(), offsets[m].end()), offsets[m].end());
+    const std::string_view content = renderer.messages[m].content;
+    offsets[m].push_back(content.size());  // the whole message, last
+    counts[m] = count_prefix_tokens(tokenizer, content, offsets[m]);
+    base[m + 1] = base[m] + counts[m].back();
+  }
   const auto tokens_at = [&](std::size_t message, std::size_t byte) {
-    return base[message] +
-           static_cast<std::size_t>(tokenizer.count(std::string_view(renderer.messages[message].content).substr(0, byte)));
+    const auto& at = offsets[message];
+    return base[message] + counts[message][static_cast<std::size_t>(std::ranges::lower_bound(at, byte) - at.begin())];
   };
   for (auto& span : renderer.spans) {
     span.token_begin = tokens_at(span.message, span.begin);

@@ -56,9 +56,9 @@
 
 #include <boost/json/parse.hpp>  // boost::json::parse
 #include <boost/json/value.hpp>  // boost::json::value, object, array
-#include <boost/container_hash/hash.hpp>  // boost::hash
 #include <boost/unordered/unordered_flat_map.hpp>  // task type and domain names -> ids
 
+#include "llmgate/detail/name_set.hpp"  // string_hash
 #include "llmgate/error.hpp"
 #include "llmgate/route/quality.hpp"
 
@@ -453,11 +453,7 @@ class model_registry {
   struct tag_ids {
     std::vector<std::uint32_t> task_types, domains;
   };
-  struct name_hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view name) const noexcept { return boost::hash<std::string_view>{}(name); }
-  };
-  boost::unordered_flat_map<std::string, std::uint32_t, name_hash, std::equal_to<>> names_;  // task types and domains
+  boost::unordered_flat_map<std::string, std::uint32_t, detail::string_hash, std::equal_to<>> names_;  // task types and domains
   std::array<std::vector<figure>, 2> figures_;  // [task_figure or domain_figure][model * names + name id]
   std::vector<tag_ids> tags_;                   // by model
 };

@@ -20,16 +20,16 @@
 
 #include <boost/asio/any_io_executor.hpp>          // boost::asio::any_io_executor
 #include <boost/asio/awaitable.hpp>                // boost::asio::awaitable
-#include <boost/container_hash/hash.hpp>           // boost::hash
 #include <boost/unordered/unordered_flat_map.hpp>  // model name -> position
 
 #include "llmgate/backend/any_backend.hpp"        // any_backend
 #include "llmgate/chat/chat.hpp"                  // chat_request, chat_response
+#include "llmgate/detail/name_set.hpp"            // string_hash
 #include "llmgate/backend/fallback.hpp"           // fallback_backend
 #include "llmgate/backend/http_client.hpp"        // http_client
 #include "llmgate/error.hpp"                      // llmgate::error
 #include "llmgate/pipeline/request_context.hpp"   // request_context
-#include "llmgate/server/backend_registry.hpp"    // backend_registry
+#include "llmgate/backend/backend_registry.hpp"    // backend_registry
 #include "llmgate/server/config.hpp"              // gateway_config
 
 namespace llmgate::inline v0 {
@@ -49,11 +49,7 @@ class model_index {
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
  private:
-  struct hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const noexcept { return boost::hash<std::string_view>()(s); }
-  };
-  boost::unordered_flat_map<std::string, std::size_t, hash, std::equal_to<>> positions_;
+  boost::unordered_flat_map<std::string, std::size_t, detail::string_hash, std::equal_to<>> positions_;
 };
 
 using model_backend_list = fallback_backend<any_backend>;

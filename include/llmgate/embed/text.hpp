@@ -28,8 +28,8 @@ struct normalize_options {
 /// reusing its memory, so a caller that keeps `out` allocates nothing in
 /// steady state). The result is always valid UTF-8: bytes that are not are
 /// read as U+FFFD (see unicode::decode_utf8), which letters_and_digits_only
-/// then drops. Cost: about 150 ns for a 90-byte ASCII question (one pass, no
-/// decoding), two to three times that for text with other scripts.
+/// then drops. ASCII text takes one pass without decoding; text in other
+/// scripts costs a few times more (figures in the commit messages).
 inline void normalize_text(std::string_view text, const normalize_options& options, std::string& out) {
   using unicode::char_class;
   // What becomes of one character; returns false for a character dropped.

@@ -22,9 +22,10 @@
 // may be reading.
 //
 // Vectors are stored as float16 by default: a search spends its time
-// reading vectors from memory, and half the bytes gave 1.8x the searches
-// per second of float32 at the same recall (bench/index_bench.cpp), for a
-// similarity error of about 1e-5 on unit vectors (see simd/float16.hpp).
+// reading vectors from memory, and half the bytes buy more searches per
+// second than float32 at the same recall (bench/index_bench.cpp measures
+// it), for a similarity error of about 1e-5 on unit vectors (see
+// simd/float16.hpp).
 // hnsw_index<Metric, float> stores them exactly; hnsw_index<Metric,
 // simd::scaled_int8> in a byte per component and a scale per vector (in an
 // array of their own), half float16's bytes for a similarity error of
@@ -843,9 +844,9 @@ class hnsw_index {
   // rest of a row a few rows before it is scored (enough lines in flight to
   // overlap the reads, too few to fill the processor's queue of outstanding
   // misses: fetching every row whole at once was slower at p99). Four rows
-  // ahead rather than one: in 8 alternating runs of 15,000 searches (ef 32,
-  // int8 rows), the runs' median p50/p99 were 86/163 us against 97/191 at
-  // 300,000 rows, and 131/235 against 140/239 at 1,000,000.
+  // ahead rather than one: faster at p50 and p99 in alternating runs of
+  // bench/index_bench.cpp at 300,000 and 1,000,000 rows (the figures are in
+  // the commit message that chose four).
   template <class Scored>
   void score_rows(query_type query, std::span<const slot_index> slots, Scored&& scored) const {
     for (slot_index slot : slots) {

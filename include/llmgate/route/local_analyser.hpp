@@ -16,12 +16,10 @@
 // words: the instruction and, often, the question itself, at a bounded
 // cost. An approximate index (HNSW) searches with breadth search_breadth,
 // narrower than the index's own default, since only close neighbours count
-// (see min_similarity) and those are what a narrow search finds first. On
-// dcrouter's questions (2,000 examples), of the neighbours an exact scan
-// weighs, breadth 32 found 91% of the weight at min_similarity 0.2 in half
-// the time of breadth 64, and breadth 16 all of it at 0.5, in a third;
-// breadth 8 with 8 neighbours still all of it at 0.5, and route_latency's
-// 2,000 decisions were those of an exact scan.
+// (see min_similarity) and those are what a narrow search finds first:
+// on dcrouter's questions a narrow search found the weight an exact scan
+// would at min_similarity 0.5 in a fraction of its time (the commit message
+// that set the breadth has the figures; scripts/bench routing times it).
 //
 // With a LearningEmbedder (the hashing embedder), learn() first counts the
 // new examples' words and refreshes the embedder's weights, then re-embeds

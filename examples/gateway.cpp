@@ -5,7 +5,7 @@
 // the gateway runs before it starts (gateway_config::check, the router's
 // files and the PML schema files) and says what it found. With a "shared"
 // section, the gateway shares its caches with the other gateways on the
-// same Redis (llmgate/redis/shared_tier.hpp). The configuration's form is
+// same Redis (llmgate/server/shared/redis_shared_tier.hpp). The configuration's form is
 // described in include/llmgate/server/config.hpp; examples/gateway.json
 // is one.
 //
@@ -24,7 +24,7 @@
 #include <llmgate/server/large_allocations.hpp>  // map_large_allocations
 #include <llmgate/server/prompt_schemas.hpp>     // load_prompt_schemas (--check-config reads the schema files)
 #include <llmgate/server/routing.hpp>            // make_gateway_router (--check-config reads the router's files)
-#include <llmgate/redis/shared_tier.hpp>         // make_shared_tier: the "shared" section's tier (links hiredis)
+#include <llmgate/server/shared/redis_shared_tier.hpp>         // make_shared_tier: the "shared" section's tier (links hiredis)
 
 namespace {
 

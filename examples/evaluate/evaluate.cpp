@@ -41,7 +41,7 @@
 
 #include <llmgate/backend/blocking.hpp>          // run_blocking
 #include <llmgate/eval.hpp>                     // the evaluation kit
-#include <llmgate/server/backend_registry.hpp>  // backend_registry: a backend of every configured kind
+#include <llmgate/backend/backend_registry.hpp>  // backend_registry: a backend of every configured kind
 
 #include "local_engine.hpp"  // local_engine: GGUF candidates served by node-llama-cpp
 

@@ -6,7 +6,6 @@
 #include "llmgate/server/backend_failures.hpp"
 #include "llmgate/server/config.hpp"
 #include "llmgate/server/dashboard.hpp"
-#include "llmgate/server/demo_backend.hpp"
 #include "llmgate/server/feedback_registry.hpp"
 #include "llmgate/server/gateway.hpp"
 #include "llmgate/server/large_allocations.hpp"

@@ -23,7 +23,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "llmgate/backend/llama_cpp_backend.hpp"
-#include "llmgate/server/backend_registry.hpp"
+#include "llmgate/backend/backend_registry.hpp"
 #include "backend_fixture.hpp"
 
 using namespace std::chrono_literals;

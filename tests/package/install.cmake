@@ -19,7 +19,7 @@ expect_files("${prefix}"
   share/cmake/llmgate/llmgateServerTargets.cmake
   share/cmake/llmgate/llmgateRedisTargets.cmake
   share/cmake/llmgate/llmgateFindHiredis.cmake
-  include/llmgate/redis/shared_tier.hpp
+  include/llmgate/server/shared/redis_shared_tier.hpp
   share/doc/llmgate/LICENSE)
 
 build_consumer(NAME consumer SOURCE "${TESTS_DIR}/consumer"

@@ -8,7 +8,7 @@
 # Paths relative to include/, as in #include <...>.
 set(LLMGATE_NETWORK_HEADER_PATTERNS
   # Folders whose headers speak HTTP/JSON, and their umbrella headers.
-  "^llmgate/(backend|pipeline|prompt|route|server|eval|redis)/"
+  "^llmgate/(backend|config|pipeline|prompt|route|server|eval|redis)/"
   "^llmgate/(backend|pipeline|prompt|route|server|eval)\\.hpp$"
   # The umbrella of everything.
   "^llmgate/llmgate\\.hpp$"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "llmgate/redis/replication_message.hpp"
+#include "llmgate/server/shared/replication_message.hpp"
 
 namespace redis = llmgate::redis;
 using llmgate::cached_answer;

@@ -16,7 +16,7 @@
 #include <boost/asio/io_context.hpp>  // boost::asio::io_context
 #include <boost/asio/use_future.hpp>  // boost::asio::use_future
 
-#include "llmgate/redis/shared_tier.hpp"  // redis_shared_tier
+#include "llmgate/server/shared/redis_shared_tier.hpp"  // redis_shared_tier
 #include "llmgate/server/config.hpp"      // gateway_config, shared_config
 #include "llmgate/server/snapshots.hpp"   // gateway_caches
 #include "redis_server.hpp"                // redis_server

@@ -8,7 +8,7 @@
 #include <thread>   // std::jthread
 #include <vector>
 
-#include "llmgate/redis/write_queue.hpp"
+#include "llmgate/server/shared/write_queue.hpp"
 
 using llmgate::redis::write_queue;
 

@@ -41,6 +41,8 @@
 
 #include "llmgate/backend/anthropic_backend.hpp"  // anthropic_backend
 #include "llmgate/backend/any_backend.hpp"        // any_backend
+#include "llmgate/backend/backend_config.hpp"     // backend_config
+#include "llmgate/backend/demo_backend.hpp"       // make_demo_backend
 #include "llmgate/backend/http_client.hpp"        // http_client
 #include "llmgate/backend/llama_cpp_backend.hpp"  // llama_cpp_backend, llama_cpp_slots
 #include "llmgate/backend/ollama_backend.hpp"     // ollama_backend
@@ -49,8 +51,6 @@
 #include "llmgate/backend/retry.hpp"              // retrying_backend
 #include "llmgate/error.hpp"                      // llmgate::error
 #include "llmgate/prompt/prompt_statistics.hpp"   // prompt_statistics
-#include "llmgate/server/config.hpp"              // backend_config
-#include "llmgate/server/demo_backend.hpp"        // make_demo_backend
 
 namespace llmgate::inline v0 {
 

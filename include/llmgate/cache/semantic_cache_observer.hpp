@@ -1,6 +1,6 @@
 // semantic_cache_observer: told of every change a semantic cache makes on
 // its own (an insert, an eviction, a verdict), so that something else can
-// copy it: the Redis tier (llmgate/redis/shared_tier.hpp) sends each to the
+// copy it: the Redis tier (llmgate/server/shared/redis_shared_tier.hpp) sends each to the
 // other gateway replicas, which apply it with the cache's *_replica calls.
 // Those calls tell no observer, so a change never echoes back.
 //

@@ -40,9 +40,11 @@
 #include <boost/json/parse.hpp>      // boost::json::parse
 #include <boost/json/serialize.hpp>  // boost::json::serialize
 
-#include "llmgate/detail/xxhash.hpp"         // XXH3_64bits
-#include "llmgate/eval/evaluation_plan.hpp"  // evaluation_plan
-#include "llmgate/server/config.hpp"         // config_error, detail::config_reader, detail::read_backends
+#include "llmgate/backend/backend_config.hpp"  // builtin_backend_kinds, detail::read_backends
+#include "llmgate/config/config_reader.hpp"    // config_error, detail::config_reader, refuse, only_known_keys
+#include "llmgate/detail/name_set.hpp"         // name_set (names must not repeat)
+#include "llmgate/detail/xxhash.hpp"           // XXH3_64bits
+#include "llmgate/eval/evaluation_plan.hpp"    // evaluation_plan
 
 namespace llmgate::inline v0 {
 
@@ -130,14 +132,16 @@ inline std::vector<chat_message> read_messages(const boost::json::object& entry,
   return out;
 }
 
-inline evaluation_prompt read_prompt(const boost::json::value& value, const std::string& where, const evaluation_plan& plan) {
+// A prompt of the list, which must name one of `templates` (or leave the
+// name out when there is only one).
+inline evaluation_prompt read_prompt(const boost::json::value& value, const std::string& where,
+                                     const evaluation_plan& plan, const name_set& templates) {
   using read = config_reader;
   const auto& entry = read::object_at(value, where);
   only_known_keys(entry, where, {"template", "variables"});
   evaluation_prompt prompt{.template_name = read::string(entry, "template", where), .variables = {}};
   if (prompt.template_name.empty() && plan.templates.size() == 1) prompt.template_name = plan.templates.front().name;
-  if (std::none_of(plan.templates.begin(), plan.templates.end(),
-                   [&](const prompt_template& t) { return t.name == prompt.template_name; }))
+  if (!templates.contains(prompt.template_name))
     refuse(config_path(where, "template"), "names \"" + prompt.template_name + "\", which is not in templates");
   if (const auto* variables = read::object(entry, "variables", where))
     for (const auto& [name, text] : *variables) {
@@ -148,8 +152,8 @@ inline evaluation_prompt read_prompt(const boost::json::value& value, const std:
 }
 
 // The candidate `name` names, at `path`: refused when there is none.
-inline void must_be_candidate(const evaluation_plan& plan, std::string_view name, std::string_view path) {
-  if (!plan.find_candidate(name)) refuse(path, "names \"" + std::string(name) + "\", which is not in candidates");
+inline void must_be_candidate(const name_set& candidates, std::string_view name, std::string_view path) {
+  if (!candidates.contains(name)) refuse(path, "names \"" + std::string(name) + "\", which is not in candidates");
 }
 
 }  // namespace detail
@@ -172,6 +176,8 @@ inline evaluation_file evaluation_file::from_json(const boost::json::value& valu
 
   const auto* candidates = read::array(root, "candidates", "");
   if (!candidates || candidates->size() < 2) refuse("candidates", "must list at least two candidates (the reference among them)");
+  detail::name_set backend_names, candidate_names, template_names, embedder_names;
+  for (const auto& backend : plan.backends) backend_names.insert(backend.name);
   for (std::size_t i = 0; i < candidates->size(); ++i) {
     const std::string where = "candidates[" + std::to_string(i) + "]";
     const auto& entry = read::object_at((*candidates)[i], where);
@@ -179,7 +185,7 @@ inline evaluation_file evaluation_file::from_json(const boost::json::value& valu
     evaluation_candidate c{.name = read::string(entry, "name", where), .backend = read::string(entry, "backend", where),
                            .model = read::string(entry, "model", where)};
     if (c.name.empty()) refuse(config_path(where, "name"), "must be a non-empty string");
-    if (plan.find_candidate(c.name)) refuse(config_path(where, "name"), "repeats \"" + c.name + "\"");
+    if (!candidate_names.insert(c.name).second) refuse(config_path(where, "name"), "repeats \"" + c.name + "\"");
     const std::string gguf = read::string(entry, "gguf", where);
     if (gguf.empty() == c.backend.empty()) refuse(where, "must name either a backend or a gguf file, one of them");
     if (!gguf.empty()) {
@@ -187,7 +193,7 @@ inline evaluation_file evaluation_file::from_json(const boost::json::value& valu
       c.gguf = std::filesystem::weakly_canonical(folder / gguf, ec);  // as the report shows it: no "../"
       if (ec) c.gguf = folder / gguf;
       if (!std::filesystem::is_regular_file(c.gguf, ec)) refuse(config_path(where, "gguf"), "cannot read '" + c.gguf.string() + "'");
-    } else if (std::none_of(plan.backends.begin(), plan.backends.end(), [&](const backend_config& b) { return b.name == c.backend; })) {
+    } else if (!backend_names.contains(c.backend)) {
       refuse(config_path(where, "backend"), "names \"" + c.backend + "\", which is not in backends");
     }
     c.sampling = detail::read_sampling(entry, where);
@@ -196,7 +202,7 @@ inline evaluation_file evaluation_file::from_json(const boost::json::value& valu
   }
   plan.reference = read::string(root, "reference", "");
   if (plan.reference.empty()) refuse("reference", "must name the candidate whose answers are the reference");
-  detail::must_be_candidate(plan, plan.reference, "reference");
+  detail::must_be_candidate(candidate_names, plan.reference, "reference");
 
   const auto* templates = read::array(root, "templates", "");
   if (!templates || templates->empty()) refuse("templates", "must list at least one prompt template");
@@ -206,8 +212,7 @@ inline evaluation_file evaluation_file::from_json(const boost::json::value& valu
     only_known_keys(entry, where, {"name", "messages"});
     prompt_template t{.name = read::string(entry, "name", where), .messages = detail::read_messages(entry, where)};
     if (t.name.empty()) refuse(config_path(where, "name"), "must be a non-empty string");
-    for (const auto& other : plan.templates)
-      if (other.name == t.name) refuse(config_path(where, "name"), "repeats \"" + t.name + "\"");
+    if (!template_names.insert(t.name).second) refuse(config_path(where, "name"), "repeats \"" + t.name + "\"");
     plan.templates.push_back(std::move(t));
   }
 
@@ -216,7 +221,7 @@ inline evaluation_file evaluation_file::from_json(const boost::json::value& valu
   if ((prompts != nullptr) == !prompts_file.empty()) refuse("prompts", "must be given inline or as prompts_file, one of them");
   if (prompts) {
     for (std::size_t i = 0; i < prompts->size(); ++i)
-      plan.prompts.push_back(detail::read_prompt((*prompts)[i], "prompts[" + std::to_string(i) + "]", plan));
+      plan.prompts.push_back(detail::read_prompt((*prompts)[i], "prompts[" + std::to_string(i) + "]", plan, template_names));
   } else {
     const auto path = folder / prompts_file;
     const std::string text = detail::read_text_file(path, "prompts_file");
@@ -232,7 +237,7 @@ inline evaluation_file evaluation_file::from_json(const boost::json::value& valu
       boost::system::error_code ec;
       const auto entry = boost::json::parse(line, ec);
       if (ec) refuse(where, "is not JSON: " + ec.message());
-      plan.prompts.push_back(detail::read_prompt(entry, where, plan));
+      plan.prompts.push_back(detail::read_prompt(entry, where, plan, template_names));
     }
   }
   if (plan.prompts.empty()) refuse(prompts ? "prompts" : "prompts_file", "must hold at least one prompt");
@@ -262,9 +267,8 @@ inline evaluation_file evaluation_file::from_json(const boost::json::value& valu
       evaluation_embedder e{.name = read::string(entry, "name", where), .candidate = read::string(entry, "candidate", where),
                             .model = read::string(entry, "model", where)};
       if (e.name.empty()) refuse(config_path(where, "name"), "must be a non-empty string");
-      for (const auto& other : plan.embedders)
-        if (other.name == e.name) refuse(config_path(where, "name"), "repeats \"" + e.name + "\"");
-      if (!e.candidate.empty()) detail::must_be_candidate(plan, e.candidate, config_path(where, "candidate"));
+      if (!embedder_names.insert(e.name).second) refuse(config_path(where, "name"), "repeats \"" + e.name + "\"");
+      if (!e.candidate.empty()) detail::must_be_candidate(candidate_names, e.candidate, config_path(where, "candidate"));
       plan.embedders.push_back(std::move(e));
     }
   }
@@ -283,7 +287,7 @@ inline evaluation_file evaluation_file::from_json(const boost::json::value& valu
         refuse(config_path(where, "kind"), "must be one of scorer, comparer, comparer_reasoning, choice (not \"" + kind + "\")");
       judge_config j{.kind = static_cast<judge_kind>(found - detail::judge_kind_names.begin()),
                      .candidate = read::string(entry, "candidate", where), .template_text = read::string(entry, "template", where)};
-      detail::must_be_candidate(plan, j.candidate, config_path(where, "candidate"));
+      detail::must_be_candidate(candidate_names, j.candidate, config_path(where, "candidate"));
       const std::string template_file = read::string(entry, "template_file", where);
       if (!template_file.empty() && !j.template_text.empty()) refuse(where, "gives template and template_file; give one");
       if (!template_file.empty()) {

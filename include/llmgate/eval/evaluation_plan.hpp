@@ -12,8 +12,8 @@
 
 #include <boost/json/object.hpp>  // boost::json::object
 
-#include "llmgate/chat/chat.hpp"      // chat_message
-#include "llmgate/server/config.hpp"  // backend_config
+#include "llmgate/backend/backend_config.hpp"  // backend_config
+#include "llmgate/chat/chat.hpp"                 // chat_message
 
 namespace llmgate::inline v0 {
 

@@ -82,7 +82,7 @@
 #include "llmgate/eval/run_progress.hpp"       // run_progress, progress_counts
 #include "llmgate/eval/run_records.hpp"        // planned_request, request_result
 #include "llmgate/eval/run_store.hpp"          // run_store
-#include "llmgate/server/backend_registry.hpp"  // backend_registry, backend_setup, backend_config
+#include "llmgate/backend/backend_registry.hpp"  // backend_registry, backend_setup, backend_config
 
 namespace llmgate::inline v0 {
 

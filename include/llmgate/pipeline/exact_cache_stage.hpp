@@ -7,7 +7,7 @@
 //
 // A second level (ExactSecondLevel) is asked on a local miss before the
 // rest of the pipeline: the gateway's shared tier, where other gateway
-// replicas store what they answered (server/shared_tier.hpp). What it
+// replicas store what they answered (server/shared/shared_tier.hpp). What it
 // answers is kept locally too; what the pipeline answers fresh is stored
 // in both; a wrong verdict erases the answer from both.
 #pragma once

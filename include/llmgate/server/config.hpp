@@ -7,237 +7,48 @@
 // Each message names its field once, by its JSON path:
 // "config: semantic_cache.embedder.dimension must be between 1 and 65536, not 0".
 //
-//   {
-//     "listen":   {"address": "127.0.0.1", "port": 8080, "threads": 2},
-//     "limits":   {"max_body_bytes": 1048576, "max_concurrent_requests": 256,
-//                  "max_queued_requests": 1024, "request_timeout_ms": 120000,
-//                  "max_header_bytes": 16384, "max_json_depth": 64,
-//                  "max_connections": 10000, "max_connections_per_address": 1000,
-//                  "idle_timeout_ms": 60000, "header_timeout_ms": 10000, "body_timeout_ms": 60000,
-//                  "max_embedding_inputs": 2048, "max_embedding_input_tokens": 300000},
-//     "backends": [{"name": "openai", "kind": "openai", "base_url": "https://api.openai.com/v1",
-//                   "api_key_env": "OPENAI_API_KEY", "retries": 2},
-//                  {"name": "claude", "kind": "anthropic", "api_key_env": "ANTHROPIC_API_KEY"},
-//                  {"name": "local", "kind": "ollama", "base_url": "http://127.0.0.1:11434"},
-//                  {"name": "demo", "kind": "demo"}],      // in-process answers, no network
-//     "models":   [{"name": "gpt-4o-mini", "backend": ["openai", "demo"],   // a list: fallback order
-//                   "upstream_model": "gpt-4o-mini-2024-07-18",          // sent upstream instead of name
-//                   "prices": {"input": 0.15, "output": 0.60},            // USD per 1M tokens
-//                   "routing": {"accuracy": 0.82, "task_accuracy": {"coding": 0.87}}},
-//                  {"name": "llama3.2", "backend": "local"},
-//                  {"name": "nomic-embed-text", "backend": "local", "mode": "embedding"}],
-//     "router":   {"aliases": ["auto"], "preferences": "balanced",
-//                  "registry": "models.json", "examples": "examples.jsonl"},
-//     "tenants":  [{"name": "acme", "api_key_env": "ACME_KEY"}, {"name": "dev", "api_key": "sk-dev"}],
-//     "admin":    {"api_key_env": "LLMGATE_ADMIN_KEY", "metrics_token": "scraper-token"},  // token: /metrics only
-//     "exact_cache":    {"enabled": true, "max_entries": 100000, "max_bytes": 268435456,
-//                        "eviction": {"policy": "lru"}, "ttl_seconds": 0},
-//     "semantic_cache": {"enabled": true, "max_entries": 100000, "max_bytes": 268435456,
-//                        "threshold": {"policy": "static", "value": 0.9},    // or just "threshold": 0.9
-//                        "eviction": {"policy": "lru"}, "ttl_seconds": 0,    // 0: answers never expire
-//                        "embedder": {"kind": "hashing", "dimension": 384, "model": "llmgate-hashing"},
-//                        // or {"kind": "openai", "base_url": "http://127.0.0.1:8081/v1",
-//                        //     "model": "nomic-embed-text", "dimension": 768, "api_key_env": "EMBED_KEY"}
-//                        "hnsw": {"m": 32, "ef_construction": 200, "ef_search": 12},
-//                        "verifier": "default"},   // or "none", or a weights file
-//     "snapshot": {"directory": "/var/lib/llmgate"},   // caches saved on shutdown, loaded on start
-//     "shared":   {"redis": {"endpoints": ["127.0.0.1:6379"],          // several seeds for a cluster
-//                            "user": "llmgate", "password_env": "LLMGATE_REDIS_PASSWORD",  // or "password"
-//                            "database": 0, "tls": {"ca_file": "ca.pem", "cert_file": "", "key_file": "",
-//                                                   "server_name": "", "verify": true},
-//                            "connect_timeout_ms": 1000, "command_timeout_ms": 1000, "connections": 2},
-//                  "prefix": "llmgate", "replica": "gw-1", "exact": true, "semantic": true,
-//                  "read_timeout_ms": 20, "max_queued_writes": 10000, "snapshot_interval_s": 60},
-//     "prompt_schemas": ["prompts/support.xml"],      // PML schemas that requests may import
-//     "prompt_sources": {"admin_directory": "prompts/shared", "max_bytes": 1048576},
-//     "log":      {"requests": true}
-//   }
-//
-// Valid values (check() holds them; a key left out takes the value above):
-//   listen.address an IPv4 or IPv6 address; port 0 to 65535 (0: the system
-//   picks); threads 1 to 1024. limits.max_body_bytes 1 to 1073741824;
-//   max_concurrent_requests 1 to 1000000; max_queued_requests 0 to 1000000;
-//   request_timeout_ms 1 to 86400000; max_header_bytes 1024 to 1048576;
-//   max_json_depth 1 to 1024; max_connections and max_connections_per_address
-//   1 to 10000000; idle_timeout_ms, header_timeout_ms and body_timeout_ms 1
-//   to 86400000; max_embedding_inputs 1 to 1000000; max_embedding_input_tokens
-//   1 to 1000000000. backends[].name non-empty and unique;
-//   base_url http:// or https:// with a host; retries 0 to 10; anthropic's
-//   max_tokens 1 to 1000000. models[].name non-empty and unique, every
-//   backend named exists. prices 0 to 1000000. tenants: names and keys
-//   non-empty and unique, none the admin key, nor the metrics token.
-//   exact_cache.max_entries and
-//   semantic_cache.max_entries 1 to 1000000000; exact_cache.max_bytes and
-//   semantic_cache.max_bytes 1 to 2^40; ttl_seconds 0 to 1000000000. threshold value in (0, 1],
-//   error_bound in (0, 1), min_feedback 1 to 1000000. embedder.dimension 1
-//   to 65536. hnsw.m 2 to 128, ef_construction and ef_search 1 to 4096.
-//   snapshot.directory a directory (created at the first save when absent).
-//   prompt_schemas[] non-empty paths of PML schema files, each read and
-//   validated at start (server/prompt_schemas.hpp). prompt_sources.max_bytes
-//   1 to 1073741824. shared.redis.endpoints
-//   one or more "host:port"; database 0 to 15 (a cluster has only 0);
-//   connect_timeout_ms and command_timeout_ms 1 to 600000; connections 1
-//   to 64; shared.prefix non-empty, without '{' or '}'; read_timeout_ms 1
-//   to 10000; max_queued_writes 1 to 10000000; snapshot_interval_s 0 (never)
-//   to 86400.
-//
-// shared: the cache tier that several gateway processes share through
-// Redis or Redis Cluster (server/shared_tier.hpp; llmgate/redis/). A
-// gateway built without it (a program that gives no gateway_parts::shared)
-// refuses a config that has it. "replica" names this process in what it
-// writes (default: host name and process id); "exact" keeps exact answers
-// in Redis, "semantic" copies each semantic cache change to the others.
-//
-// backends: kind "openai" is any OpenAI-compatible server (base_url
-// required), "anthropic" the Messages API (optional "version",
-// "max_tokens"), "ollama" Ollama's native API, "demo" canned offline
-// answers, "llama.cpp" llama-server (base_url its root; optional "slots",
-// "slot_files", "cache_reuse"; OpenAI-compatible, plus slots and slot
-// files for PML prompts); a program registers more kinds in C++ (backend_registry.hpp),
-// whose fields it reads from `options`, the entry as written.
-//
-// models: what clients may ask for (404 otherwise). Each names its backend,
-// or a list of backends tried in order. "mode": "embedding" makes it an
-// embedding model, served on /v1/embeddings by its backends (the built-in
-// embedder's model is served there too); chat models are the default. "routing" holds the fields of a
-// model_registry card (route/model_registry.hpp) for the router; a model's
-// "prices" stand for its card's input and output cost where the card
-// gives none. The older form, "models": ["name", ...] served by every
-// backend (in "fallback_order" where given), and a top-level "prices" table
-// ({"model": {"input", "output"}}) are still read.
-//
-// router: when present, a request for model "auto" (or one of "aliases")
-// is routed: the task analyser reads it, the preferences weigh the models'
-// ratings (a profile or "quality=weight,...", see route/preferences.hpp;
-// a request overrides them with the header x-llmgate-preferences or its
-// field "llmgate_preferences"), and the chosen model's backends answer.
-// The registry is built from the models' "routing" fields, or read from
-// "registry" (a model_registry file whose models must all be listed in
-// "models"); "examples" is a JSON-lines file of labelled requests for the
-// local analyser: {"text", "task_type", "domain", "complexity",
-// "outcomes": {"model": score}}, every field but text optional.
-//
-// semantic_cache: threshold "static" serves neighbours at or above
-// "value"; "adaptive" learns the threshold from /v1/feedback so that at
-// most "error_bound" of served hits are wrong (starting from "value" when
-// given). eviction "lru", "lfu" or "cost_aware" chooses who leaves a full
-// cache; "ttl_seconds" (> 0) expires answers that old. "min_feedback"
-// (adaptive) is how many verdicts come in before the learned threshold
-// replaces the start. embedder "hashing" is built in; "openai" is any
-// OpenAI-compatible /embeddings endpoint at "base_url" (llama.cpp's
-// server, Ollama's /v1, vLLM, OpenAI), with its "model" and "dimension"
-// (both required) and an optional "api_key_env"; the gateway asks it for
-// one embedding at start and does not start when it gets none.
-// "capacity" is another name for max_entries. verifier (cache/learned_verifier.hpp)
-// says whether a near neighbour's answer serves the request: "default"
-// decides on the similarity and the lexical guard, as the threshold
-// alone did, and learns from each tenant's /v1/feedback for that tenant
-// only; "none" is the same without learning; any other value is a
-// weights file (written by examples/train_verifier on the user's own
-// labelled pairs, relative to the working directory), whose model decides
-// from features of the two texts and learns from feedback as "default"
-// does; the threshold then applies to its probability.
-//
-// Older spellings still read: "models" as a list of names served by every
-// backend (in "fallback_order" where given), a top-level "prices" table
-// ({"model": {"input", "output"}}), a top-level "embedder" (for
-// semantic_cache.embedder), "capacity" (for max_entries), "threshold": 0.9
-// (the static policy's value), "eviction": "lfu" (for {"policy": "lfu"}),
-// and "ttl_seconds" inside "eviction". A backend of a kind registered in
-// C++ may carry keys of its own kind; every other entry only known keys.
-//
-// semantic_cache.hnsw trades near-duplicates found for CPU: lower
-// ef_construction makes each miss's insert cheaper, lower ef_search each
-// lookup, and both find fewer of the stored near-duplicates on hard data
-// (bench/cache_bench.cpp measures it). A loaded snapshot keeps its graph's
-// m and ef_construction and takes ef_search from here.
-//
-// prompt_schemas: PML schema files (<schema name version>...), read at
-// start, relative to the working directory as router.registry is; a
-// module's src= inside a schema is relative to the schema's own file. A
-// request imports their modules with a <prompt> (server/prompt_input.hpp);
-// POST /admin/prompt_schemas adds more while the gateway runs. A module's
-// src= names a file inside its schema file's directory, or, for a POSTed
-// schema, inside prompt_sources.admin_directory (without it, POSTed schemas
-// may not use src); never outside it, and at most prompt_sources.max_bytes
-// (prompt/schema_sources.hpp).
-//
-// limits: a request's headers over max_header_bytes get 431; JSON nested
-// deeper than max_json_depth gets 400; past max_connections open
-// connections, or max_connections_per_address from one client address, a
-// new connection gets 503 and is closed. A connection waits idle_timeout_ms
-// for the first byte of a request, then header_timeout_ms for its headers,
-// then body_timeout_ms for its body (server/session.hpp). /v1/embeddings
-// takes at most max_embedding_inputs inputs and max_embedding_input_tokens
-// tokens (estimated, as the cache estimates them) in one request.
-//
-// Secrets are read from the environment variables the file names
-// (api_key_env), so the file itself can be shared; a literal api_key is
-// accepted for tenants in development. Keys are never logged.
+// docs/configuration.md is the file's reference: every section with its
+// defaults, the valid values, and what each section does. The reading kit
+// is config/config_reader.hpp; backends are read and checked by
+// backend/backend_config.hpp, which the evaluation kit shares. Older
+// spellings are still read (docs/configuration.md lists them).
 #pragma once
 
-#include <algorithm>     // std::find, std::find_if, std::min
+#include <algorithm>     // std::find, std::find_if, std::any_of
 #include <array>         // std::array
-#include <cctype>        // std::tolower, std::isspace, std::iscntrl
-#include <charconv>      // std::to_chars (numbers in messages)
-#include <cmath>         // std::floor, std::abs
 #include <cstdint>       // std::uint64_t
 #include <cstdlib>       // std::getenv
 #include <filesystem>    // std::filesystem::path, is_directory
 #include <fstream>       // std::ifstream
-#include <initializer_list>  // std::initializer_list (known keys)
 #include <iterator>      // std::istreambuf_iterator
 #include <memory>        // std::shared_ptr
-#include <numeric>       // std::iota (edit distance)
 #include <optional>      // std::optional
 #include <span>          // std::span
 #include <stdexcept>     // std::invalid_argument (from preferences::parse, model_registry)
 #include <string>        // std::string
 #include <string_view>   // std::string_view
-#include <type_traits>   // std::is_integral_v
-#include <utility>       // std::pair
+#include <utility>       // std::move, std::pair
 #include <vector>        // std::vector
 
 #include <boost/asio/ip/address.hpp>  // boost::asio::ip::make_address (listen.address is checked)
 #include <boost/json/parse.hpp>       // boost::json::parse
 #include <boost/json/serialize.hpp>   // boost::json::serialize (a model's card for the registry check)
 #include <boost/json/value.hpp>       // boost::json::value
+#include <boost/unordered/unordered_flat_map.hpp>  // tenants by key (check)
 
+#include "llmgate/backend/backend_config.hpp"      // backend_config, read_backends, check_backend
 #include "llmgate/backend/price_table.hpp"         // price_table, model_price
 #include "llmgate/cache/configured_threshold.hpp"  // threshold_kind_named (the policy names)
 #include "llmgate/cache/eviction/configured.hpp"   // eviction_kind_named (the policy names)
 #include "llmgate/cache/semantic_cache.hpp"        // semantic_cache_options (the hnsw defaults)
-#include "llmgate/error.hpp"                       // llmgate::error, errc
+#include "llmgate/config/config_error.hpp"         // config_error
+#include "llmgate/config/config_reader.hpp"        // config_reader, refuse, within, only_known_keys
+#include "llmgate/detail/name_set.hpp"             // name_set (names must not repeat)
+#include "llmgate/error.hpp"                       // errc
 #include "llmgate/route/model_registry.hpp"        // model_registry (routing cards are checked by it)
 #include "llmgate/route/preferences.hpp"           // preferences::parse (router.preferences is checked)
 
 namespace llmgate::inline v0 {
-
-/// A mistake in a gateway config. what() is the message alone, "config:
-/// listen.port must be between 0 and 65535, not 70000": an llmgate::error
-/// would append its errc's text, which says nothing more here.
-class config_error : public error {
- public:
-  explicit config_error(const std::string& message, errc code = errc::invalid_request)
-      : error(code, message), message_(message) {}
-  const char* what() const noexcept override { return message_.c_str(); }
-
- private:
-  std::string message_;
-};
-
-/// The backend kinds the gateway builds without help (backend_registry.hpp).
-inline constexpr std::array<std::string_view, 5> builtin_backend_kinds = {"openai", "anthropic", "ollama", "llama.cpp", "demo"};
-
-struct backend_config {
-  std::string name;
-  std::string kind = "openai";  ///< openai | anthropic | ollama | llama.cpp | demo | a kind registered in C++
-  std::string base_url = {};    ///< openai: required; anthropic, ollama: their usual address when empty
-  std::string api_key = {};     ///< from api_key_env; never logged
-  std::string model = {};       ///< when set, replaces the model of every request sent (a model's upstream_model wins)
-  unsigned retries = 2;         ///< retries after the first try (429, 5xx, network)
-  boost::json::object options = {};  ///< the entry as written: fields of a kind's own
-};
 
 /// What a model answers: chat completions, or embeddings (/v1/embeddings).
 enum class model_mode { chat, embedding };
@@ -398,286 +209,31 @@ struct gateway_config {
 
 namespace detail {
 
-// "where.key", or "key" at the top level.
-inline std::string config_path(std::string_view where, std::string_view key) {
-  return where.empty() ? std::string(key) : std::string(where) + "." + std::string(key);
-}
-
-// Every config mistake goes through here: "config: <path> <what>".
-[[noreturn]] inline void refuse(std::string_view path, std::string_view what) {
-  throw config_error("config: " + std::string(path) + " " + std::string(what));
-}
-
-// A number as a message shows it: integers in full, others as short as
-// they read back (0.9, not 0.90000000000000002).
-template <class Number>
-std::string number_text(Number value) {
-  if constexpr (std::is_integral_v<Number>) {
-    return std::to_string(value);
-  } else {
-    const double x = static_cast<double>(value);
-    if (x == std::floor(x) && std::abs(x) < 1e15) return std::to_string(static_cast<long long>(x));
-    char text[64];
-    const auto end = std::to_chars(text, text + sizeof text, x, std::chars_format::fixed).ptr;
-    return std::string(text, end);
-  }
-}
-
-// Refuses `value` outside [low, high] at `path`.
-template <class Number>
-void within(std::string_view path, Number value, Number low, Number high) {
-  if (!(value >= low && value <= high))
-    refuse(path, "must be between " + number_text(low) + " and " + number_text(high) + ", not " + number_text(value));
-}
-
-// Refuses a fraction outside (0, 1], or (0, 1) when 1 is not allowed.
-inline void fraction(std::string_view path, double value, bool one_allowed) {
-  if (!(value > 0 && (value < 1 || (one_allowed && value == 1))))
-    refuse(path, std::string("must be greater than 0 and ") + (one_allowed ? "at most 1" : "less than 1") + ", not " +
-                     number_text(value));
-}
-
-// The edits (insert, delete or change a character, swap two neighbours)
-// that turn `a` into `b`, case aside: how far a misspelt key is from a
-// known one.
-inline std::size_t edit_distance(std::string_view a, std::string_view b) {
-  const auto same = [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-  };
-  std::vector<std::size_t> two_back(b.size() + 1), back(b.size() + 1), row(b.size() + 1);
-  std::iota(back.begin(), back.end(), std::size_t{0});
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      row[j] = std::min({back[j] + 1, row[j - 1] + 1, back[j - 1] + (same(a[i - 1], b[j - 1]) ? 0 : 1)});
-      if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]))
-        row[j] = std::min(row[j], two_back[j - 2] + 1);
-    }
-    two_back.swap(back);
-    back.swap(row);
-  }
-  return back[b.size()];
-}
-
-// The known name nearest `name`, when it is near enough to be what was
-// meant: at most a third of the longer name's characters away (one at least).
-inline std::optional<std::string_view> nearest_name(std::string_view name, std::span<const std::string_view> known) {
-  std::optional<std::string_view> best;
-  std::size_t best_distance = 0;
-  for (const auto candidate : known) {
-    const auto d = edit_distance(name, candidate);
-    if (d > std::max<std::size_t>(1, std::max(name.size(), candidate.size()) / 3)) continue;
-    if (!best || d < best_distance) {
-      best = candidate;
-      best_distance = d;
-    }
-  }
-  return best;
-}
-
-// Refuses the first key of `section` that is not `known`: with the nearest
-// known key when one is near, else with the list. `whose` qualifies the
-// section in the message (" of a demo backend").
-inline void only_known_keys(const boost::json::object& section, std::string_view where,
-                            std::span<const std::string_view> known, std::string_view whose = "") {
-  for (const auto& field : section) {
-    const std::string_view key = field.key();
-    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-    const std::string what = "is not a known key" + std::string(whose);
-    if (const auto near = nearest_name(key, known)) refuse(config_path(where, key), what + "; did you mean " + std::string(*near) + "?");
-    std::string list;
-    for (const auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-    refuse(config_path(where, key), what + " (known: " + list + ")");
-  }
-}
-inline void only_known_keys(const boost::json::object& section, std::string_view where,
-                            std::initializer_list<std::string_view> known, std::string_view whose = "") {
-  only_known_keys(section, where, std::span<const std::string_view>(known.begin(), known.size()), whose);
-}
-
-// http:// or https:// and a host.
-inline bool http_url(std::string_view url) {
-  for (const std::string_view scheme : {"http://", "https://"})
-    if (url.starts_with(scheme))
-      return url.size() > scheme.size() && url[scheme.size()] != '/' &&
-             std::none_of(url.begin(), url.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
-  return false;
-}
-inline void check_url(std::string_view path, std::string_view url) {
-  if (!http_url(url))
-    refuse(path, "must be an http:// or https:// URL with a host" + (url.empty() ? std::string() : ", not \"" + std::string(url) + "\""));
-}
-
 // The ranges of the fields narrower than their JSON reading: the reader
 // checks them before narrowing, check() for a config built in C++.
 inline constexpr unsigned max_threads = 1024;
-inline constexpr unsigned max_retries = 10;
 
-/// "host:port" (an IPv6 host in brackets: "[::1]:6379") split in two, or
-/// nothing when it is not of that form.
-inline std::optional<std::pair<std::string, std::uint16_t>> host_and_port(std::string_view text) {
-  const auto colon = text.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
-  std::string_view host = text.substr(0, colon);
-  if (host.front() == '[') {
-    if (host.size() < 3 || host.back() != ']') return std::nullopt;
-    host = host.substr(1, host.size() - 2);
-  }
-  unsigned port = 0;
-  const std::string_view digits = text.substr(colon + 1);
-  const auto [end, problem] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
-  if (problem != std::errc{} || end != digits.data() + digits.size() || port == 0 || port > 65535) return std::nullopt;
-  return std::pair<std::string, std::uint16_t>(std::string(host), static_cast<std::uint16_t>(port));
-}
+inline void check_ttl(std::string_view path, double ttl_seconds) { within(path, ttl_seconds, 0.0, 1e9); }
 
-// Reading one section's fields by type; each refusal names "<where>.<key>".
-// Ranges are check()'s.
-struct config_reader {
-  static const boost::json::object& object_at(const boost::json::value& value, std::string_view path) {
-    if (const auto* object = value.if_object()) return *object;
-    refuse(path, "must be an object");
-  }
-  static const boost::json::object* object(const boost::json::object& o, std::string_view key, std::string_view where) {
-    const auto* field = o.if_contains(key);
-    if (!field || field->is_null()) return nullptr;
-    return &object_at(*field, config_path(where, key));
-  }
-  static const boost::json::array* array(const boost::json::object& o, std::string_view key, std::string_view where) {
-    const auto* field = o.if_contains(key);
-    if (!field || field->is_null()) return nullptr;
-    if (const auto* inner = field->if_array()) return inner;
-    refuse(config_path(where, key), "must be an array");
-  }
-  static std::string string(const boost::json::object& o, std::string_view key, std::string_view where,
-                            std::string fallback = {}) {
-    const auto* field = o.if_contains(key);
-    if (!field || field->is_null()) return fallback;
-    const auto* text = field->if_string();
-    if (!text) refuse(config_path(where, key), "must be a string");
-    return text->empty() ? fallback : std::string(*text);
-  }
-  // A non-negative integer (12.0 is taken too).
-  static std::uint64_t count(const boost::json::object& o, std::string_view key, std::string_view where,
-                             std::uint64_t fallback) {
-    const auto* field = o.if_contains(key);
-    if (!field || field->is_null()) return fallback;
-    if (const auto* u = field->if_uint64()) return *u;
-    if (const auto* i = field->if_int64(); i && *i >= 0) return static_cast<std::uint64_t>(*i);
-    if (const auto* d = field->if_double();
-        d && *d >= 0 && *d <= 9e15 && *d == static_cast<double>(static_cast<std::uint64_t>(*d)))
-      return static_cast<std::uint64_t>(*d);
-    refuse(config_path(where, key), "must be a non-negative integer");
-  }
-  // A count for a narrower type: its range is checked before it is narrowed.
-  template <class Narrow>
-  static Narrow narrow_count(const boost::json::object& o, std::string_view key, std::string_view where,
-                             Narrow fallback, Narrow low, Narrow high) {
-    const auto value = count(o, key, where, fallback);
-    within<std::uint64_t>(config_path(where, key), value, low, high);
-    return static_cast<Narrow>(value);
-  }
-  static bool flag(const boost::json::object& o, std::string_view key, std::string_view where, bool fallback) {
-    const auto* field = o.if_contains(key);
-    if (!field || field->is_null()) return fallback;
-    if (!field->is_bool()) refuse(config_path(where, key), "must be true or false");
-    return field->get_bool();
-  }
-  static double number(const boost::json::object& o, std::string_view key, std::string_view where, double fallback) {
-    const auto* field = o.if_contains(key);
-    if (!field || field->is_null()) return fallback;
-    if (!field->is_number()) refuse(config_path(where, key), "must be a number");
-    return field->to_number<double>();
-  }
-  // A string, or an array of strings (one string reads as a list of one).
-  static std::vector<std::string> strings(const boost::json::object& o, std::string_view key, std::string_view where) {
-    const auto* field = o.if_contains(key);
-    const std::string path = config_path(where, key);
-    std::vector<std::string> out;
-    if (!field || field->is_null()) return out;
-    if (const auto* one = field->if_string()) {
-      out.emplace_back(*one);
-      return out;
-    }
-    const auto* many = field->if_array();
-    if (!many) refuse(path, "must be a string or a list of strings");
-    for (std::size_t i = 0; i < many->size(); ++i) {
-      if (!(*many)[i].is_string()) refuse(path + "[" + std::to_string(i) + "]", "must be a string");
-      out.emplace_back((*many)[i].get_string());
-    }
-    return out;
-  }
-  // api_key, or the variable api_key_env names (which must be set).
-  static std::string secret(const boost::json::object& o, std::string_view where, bool literal_allowed) {
-    const std::string variable = string(o, "api_key_env", where);
-    if (!variable.empty()) {
-      const char* value = std::getenv(variable.c_str());
-      if (!value || !*value) refuse(config_path(where, "api_key_env"), "names " + variable + ", which is not set");
-      return value;
-    }
-    const std::string literal = string(o, "api_key", where);
-    if (!literal.empty() && !literal_allowed) refuse(config_path(where, "api_key"), "is not allowed here; use api_key_env");
-    return literal;
-  }
-  // "eviction": {"policy", "ttl_seconds"} or "eviction": "lfu", and the
-  // section's "ttl_seconds" (which wins).
-  static eviction_config eviction(const boost::json::object& section, std::string_view where) {
-    eviction_config e;
-    const std::string path = config_path(where, "eviction");
-    const auto* field = section.if_contains("eviction");
-    if (field && field->is_string()) {
-      e.policy = field->get_string();
-    } else if (field && !field->is_null() && !field->is_object()) {
-      refuse(path, "must be a policy's name or {\"policy\", \"ttl_seconds\"}");
-    } else if (const auto* spelled_out = object(section, "eviction", where)) {
-      only_known_keys(*spelled_out, path, {"policy", "ttl_seconds"});
-      e.policy = string(*spelled_out, "policy", path, e.policy);
-      e.ttl_seconds = number(*spelled_out, "ttl_seconds", path, e.ttl_seconds);
-      if (!section.contains("ttl_seconds")) check_ttl(config_path(path, "ttl_seconds"), e.ttl_seconds);
-    }
-    e.ttl_seconds = number(section, "ttl_seconds", where, e.ttl_seconds);
-    return e;
-  }
-  static void check_ttl(std::string_view path, double ttl_seconds) { within(path, ttl_seconds, 0.0, 1e9); }
-};
-
-// The "backends" list of a gateway's config (or an evaluation's), at `where`.
-inline std::vector<backend_config> read_backends(const boost::json::array& backends, std::string_view where_list,
-                                                 std::span<const std::string_view> kinds) {
+// "eviction": {"policy", "ttl_seconds"} or "eviction": "lfu", and the
+// section's "ttl_seconds" (which wins).
+inline eviction_config read_eviction(const boost::json::object& section, std::string_view where) {
   using read = config_reader;
-  std::vector<backend_config> out;
-  for (std::size_t i = 0; i < backends.size(); ++i) {
-    const std::string where = std::string(where_list) + "[" + std::to_string(i) + "]";
-    const auto& entry = read::object_at(backends[i], where);
-    backend_config backend;
-    backend.name = read::string(entry, "name", where);
-    if (backend.name.empty()) refuse(where + ".name", "must be a non-empty string");
-    backend.kind = read::string(entry, "kind", where, backend.kind);
-    if (std::find(kinds.begin(), kinds.end(), backend.kind) == kinds.end()) {
-      std::string list;
-      for (const auto k : kinds) list += (list.empty() ? "\"" : ", \"") + std::string(k) + "\"";
-      refuse(where + ".kind", "must be one of " + list + " (not \"" + backend.kind + "\")");
-    }
-    if (backend.kind == "demo") {
-      only_known_keys(entry, where, {"name", "kind"}, " of a demo backend");
-    } else if (backend.kind == "anthropic") {
-      only_known_keys(entry, where, {"name", "kind", "base_url", "api_key_env", "api_key", "model", "retries",
-                                     "version", "max_tokens"});
-      (void)read::string(entry, "version", where);
-      (void)read::count(entry, "max_tokens", where, 0);
-    } else if (backend.kind == "openai" || backend.kind == "ollama") {
-      only_known_keys(entry, where, {"name", "kind", "base_url", "api_key_env", "api_key", "model", "retries"},
-                      " of an " + backend.kind + " backend");
-    }  // a kind registered in C++ reads its own keys from `options`
-    backend.base_url = read::string(entry, "base_url", where);
-    backend.api_key = read::secret(entry, where, false);
-    backend.model = read::string(entry, "model", where);
-    backend.retries = read::narrow_count<unsigned>(entry, "retries", where, backend.retries, 0, max_retries);
-    for (const auto& other : out)
-      if (other.name == backend.name) refuse(where + ".name", "repeats \"" + backend.name + "\"");
-    backend.options = entry;
-    out.push_back(std::move(backend));
+  eviction_config e;
+  const std::string path = config_path(where, "eviction");
+  const auto* field = section.if_contains("eviction");
+  if (field && field->is_string()) {
+    e.policy = field->get_string();
+  } else if (field && !field->is_null() && !field->is_object()) {
+    refuse(path, "must be a policy's name or {\"policy\", \"ttl_seconds\"}");
+  } else if (const auto* spelled_out = read::object(section, "eviction", where)) {
+    only_known_keys(*spelled_out, path, {"policy", "ttl_seconds"});
+    e.policy = read::string(*spelled_out, "policy", path, e.policy);
+    e.ttl_seconds = read::number(*spelled_out, "ttl_seconds", path, e.ttl_seconds);
+    if (!section.contains("ttl_seconds")) check_ttl(config_path(path, "ttl_seconds"), e.ttl_seconds);
   }
-  return out;
+  e.ttl_seconds = read::number(section, "ttl_seconds", where, e.ttl_seconds);
+  return e;
 }
 
 // The checks of an embedder, at the path it was read from (the older
@@ -694,7 +250,7 @@ inline void check_embedder(const embedder_config& e, std::string_view where) {
 inline void check_eviction(const eviction_config& e, std::string_view where) {
   if (!eviction_kind_named(e.policy))
     refuse(config_path(where, "eviction.policy"), "must be one of \"lru\", \"lfu\", \"cost_aware\" (not \"" + e.policy + "\")");
-  config_reader::check_ttl(config_path(where, "ttl_seconds"), e.ttl_seconds);
+  check_ttl(config_path(where, "ttl_seconds"), e.ttl_seconds);
 }
 
 // A model's "prices" or an entry of the top-level table: USD per million
@@ -769,41 +325,26 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
   within<count>("limits.max_embedding_input_tokens", max_embedding_input_tokens, 1, 1'000'000'000);
 
   if (backends.empty()) refuse("backends", "must list at least one backend");
+  detail::name_set backend_names;
   for (std::size_t i = 0; i < backends.size(); ++i) {
-    const auto& backend = backends[i];
     const std::string where = "backends[" + std::to_string(i) + "]";
-    if (backend.name.empty()) refuse(where + ".name", "must be a non-empty string");
-    for (std::size_t j = 0; j < i; ++j)
-      if (backends[j].name == backend.name) refuse(where + ".name", "repeats \"" + backend.name + "\"");
-    if (std::find(kinds.begin(), kinds.end(), backend.kind) == kinds.end()) {
-      std::string list;
-      for (const auto k : kinds) list += (list.empty() ? "\"" : ", \"") + std::string(k) + "\"";
-      refuse(where + ".kind", "must be one of " + list + " (not \"" + backend.kind + "\")");
-    }
-    const bool builtin = std::find(builtin_backend_kinds.begin(), builtin_backend_kinds.end(), backend.kind) !=
-                         builtin_backend_kinds.end();
-    if (!builtin || backend.kind == "demo") continue;  // a registered kind checks its own fields
-    if (backend.kind == "openai" || backend.kind == "llama.cpp" || !backend.base_url.empty())
-      detail::check_url(where + ".base_url", backend.base_url);
-    within<unsigned>(where + ".retries", backend.retries, 0, detail::max_retries);
-    if (const auto* tokens = backend.options.if_contains("max_tokens"); tokens && tokens->is_number())
-      within(where + ".max_tokens", tokens->to_number<double>(), 1.0, 1e6);
+    if (!backends[i].name.empty() && !backend_names.insert(backends[i].name).second)
+      refuse(where + ".name", "repeats \"" + backends[i].name + "\"");
+    detail::check_backend(backends[i], where, kinds);
   }
 
   if (models.empty()) refuse("models", "must list the models clients may ask for");
+  detail::name_set model_names;
   for (std::size_t i = 0; i < models.size(); ++i) {
     const auto& model = models[i];
     const std::string where = "models[" + std::to_string(i) + "]";
     if (model.name.empty()) refuse(where + ".name", "must be a non-empty string");
-    for (std::size_t j = 0; j < i; ++j)
-      if (models[j].name == model.name) refuse(where + ".name", "repeats \"" + model.name + "\"");
+    if (!model_names.insert(model.name).second) refuse(where + ".name", "repeats \"" + model.name + "\"");
     if (model.backends.empty()) refuse(where + ".backend", "must name a backend (or a list of them) for \"" + model.name + "\"");
-    for (std::size_t b = 0; b < model.backends.size(); ++b) {
-      const auto& name = model.backends[b];
-      if (!find_backend(name)) refuse(where + ".backend", "names \"" + name + "\", which is not in backends");
-      if (std::find(model.backends.begin(), model.backends.begin() + static_cast<std::ptrdiff_t>(b), name) !=
-          model.backends.begin() + static_cast<std::ptrdiff_t>(b))
-        refuse(where + ".backend", "names \"" + name + "\" twice");
+    detail::name_set named;
+    for (const auto& name : model.backends) {
+      if (!backend_names.contains(name)) refuse(where + ".backend", "names \"" + name + "\", which is not in backends");
+      if (!named.insert(name).second) refuse(where + ".backend", "names \"" + name + "\" twice");
     }
     if (model.name == embedder.model)
       refuse(where + ".name", "is the embedding model's name (semantic_cache.embedder.model)");
@@ -817,7 +358,7 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
     for (std::size_t i = 0; i < router->aliases.size(); ++i) {
       const std::string where = "router.aliases[" + std::to_string(i) + "]";
       if (router->aliases[i].empty()) refuse(where, "must be a non-empty string");
-      if (find_model(router->aliases[i]))
+      if (model_names.contains(router->aliases[i]))
         refuse(where, "is \"" + router->aliases[i] + "\", a model of its own; an alias must name no model");
     }
     const bool any_routing = std::any_of(models.begin(), models.end(), [](const auto& m) { return !m.routing.empty(); });
@@ -831,6 +372,8 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
   }
 
   if (tenants.empty()) refuse("tenants", "must list at least one tenant with its key");
+  detail::name_set tenant_names;
+  boost::unordered_flat_map<std::string_view, std::string_view, detail::string_hash> tenant_of_key;
   for (std::size_t i = 0; i < tenants.size(); ++i) {
     const std::string where = "tenants[" + std::to_string(i) + "]";
     const auto& tenant = tenants[i];
@@ -839,10 +382,9 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
     if (!admin_key.empty() && tenant.api_key == admin_key) refuse(where, "has the admin key; give the admin a key of its own");
     if (!metrics_token.empty() && tenant.api_key == metrics_token)
       refuse(where, "has the metrics token as its key, which would open /metrics (every tenant's figures) to it");
-    for (std::size_t j = 0; j < i; ++j) {
-      if (tenants[j].name == tenant.name) refuse(where + ".name", "repeats \"" + tenant.name + "\"");
-      if (tenants[j].api_key == tenant.api_key) refuse(where, "has the key of tenant \"" + tenants[j].name + "\"");
-    }
+    if (!tenant_names.insert(tenant.name).second) refuse(where + ".name", "repeats \"" + tenant.name + "\"");
+    if (const auto [at, added] = tenant_of_key.emplace(tenant.api_key, tenant.name); !added)
+      refuse(where, "has the key of tenant \"" + std::string(at->second) + "\"");
   }
 
   within<count>("exact_cache.max_entries", exact_max_entries, 1, 1'000'000'000);
@@ -965,12 +507,13 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   std::vector<std::string> every_backend;
   for (const auto& b : config.backends) every_backend.push_back(b.name);
   if (const auto* order = read::array(root, "fallback_order", "")) {
+    const detail::name_set backend_names(every_backend.begin(), every_backend.end());
     every_backend.clear();
     for (std::size_t i = 0; i < order->size(); ++i) {
       const std::string where = "fallback_order[" + std::to_string(i) + "]";
       if (!(*order)[i].is_string()) refuse(where, "must be a backend's name");
       const std::string name((*order)[i].get_string());
-      if (!config.find_backend(name)) refuse(where, "names \"" + name + "\", which is not in backends");
+      if (!backend_names.contains(name)) refuse(where, "names \"" + name + "\", which is not in backends");
       every_backend.push_back(name);
     }
     if (every_backend.empty()) refuse("fallback_order", "must name at least one backend");
@@ -1057,7 +600,7 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
     config.exact_cache = read::flag(*exact, "enabled", "exact_cache", config.exact_cache);
     config.exact_max_entries = read::count(*exact, "max_entries", "exact_cache", config.exact_max_entries);
     config.exact_max_bytes = read::count(*exact, "max_bytes", "exact_cache", config.exact_max_bytes);
-    config.exact_eviction = read::eviction(*exact, "exact_cache");
+    config.exact_eviction = detail::read_eviction(*exact, "exact_cache");
   }
 
   // The embedder: semantic_cache.embedder, or the older top-level "embedder".
@@ -1122,7 +665,7 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
           refuse(detail::config_path(path, adaptive_only), "is for the adaptive policy only");
     }
     config.semantic_threshold = threshold.value;
-    config.semantic_eviction = read::eviction(*semantic, where);
+    config.semantic_eviction = detail::read_eviction(*semantic, where);
     if (const auto* hnsw = read::object(*semantic, "hnsw", where)) {
       only_known_keys(*hnsw, where + ".hnsw", {"m", "ef_construction", "ef_search"});
       auto& parameters = config.semantic_hnsw;

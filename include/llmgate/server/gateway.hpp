@@ -48,7 +48,7 @@
 //   exact cache, semantic cache   (each may be switched off in the config);
 //                   with a shared tier, a local exact miss asks it next, and
 //                   the tier copies the semantic cache's changes to the
-//                   other replicas (server/shared_tier.hpp);
+//                   other replicas (server/shared/shared_tier.hpp);
 //                   the semantic one of the embedder's kind (semantic_tier.hpp):
 //                   with kind "openai" each worker awaits embeddings from
 //                   its own async_http_embedder, on its own io thread,
@@ -105,7 +105,7 @@
 #include "llmgate/server/access.hpp"                  // access_keys
 #include "llmgate/server/admission.hpp"               // admission_gate
 #include "llmgate/server/backend_health.hpp"          // backend_health, watched_backend
-#include "llmgate/server/backend_registry.hpp"        // backend_registry
+#include "llmgate/backend/backend_registry.hpp"        // backend_registry
 #include "llmgate/server/config.hpp"                  // gateway_config
 #include "llmgate/server/dispatch.hpp"                // dispatch_table
 #include "llmgate/server/feedback_registry.hpp"       // feedback_registry
@@ -128,7 +128,7 @@
 #include "llmgate/server/semantic_tier.hpp"           // gateway_semantic_cache, gateway_semantic_stage
 #include "llmgate/server/served_request.hpp"          // served_request
 #include "llmgate/server/session.hpp"                 // session
-#include "llmgate/server/shared_tier.hpp"             // shared_tier, shared_exact_level
+#include "llmgate/server/shared/shared_tier.hpp"             // shared_tier, shared_exact_level
 #include "llmgate/server/snapshots.hpp"               // gateway_caches
 
 namespace llmgate::inline v0 {
@@ -139,7 +139,7 @@ struct gateway_parts {
   std::FILE* log = stderr;                                  ///< request and event lines; nullptr: none
   cache_clock clock = {};  ///< what cache lifetimes (ttl_seconds) are measured by; a test's may be moved
   /// Makes the tier of the config's "shared" section (llmgate::redis::make_shared_tier,
-  /// llmgate/redis/shared_tier.hpp); none: a config with "shared" is refused.
+  /// llmgate/server/shared/redis_shared_tier.hpp); none: a config with "shared" is refused.
   shared_tier_factory shared = {};
 };
 

@@ -9,8 +9,8 @@
 
 #include <llmgate/redis/cluster_slots.hpp>  // key_slot, redirect_of
 #include <llmgate/redis/resp_reader.hpp>    // resp_reader (hiredis's redisReader)
-#include <llmgate/redis/shared_tier.hpp>    // make_shared_tier
-#include <llmgate/server/shared_tier.hpp>   // shared_tier_factory
+#include <llmgate/server/shared/redis_shared_tier.hpp>    // make_shared_tier
+#include <llmgate/server/shared/shared_tier.hpp>   // shared_tier_factory
 #include <llmgate/version.hpp>              // LLMGATE_VERSION_*
 
 namespace {

@@ -28,7 +28,7 @@
 #include "llmgate/server/config.hpp"          // gateway_config
 #include "llmgate/server/exchange.hpp"        // exchange
 #include "llmgate/server/responses.hpp"       // json_response
-#include "llmgate/server/shared_tier.hpp"     // shared_tier
+#include "llmgate/server/shared/shared_tier.hpp"     // shared_tier
 
 namespace llmgate::inline v0 {
 

@@ -1,4 +1,4 @@
-// redis_shared_tier: the shared tier (server/shared_tier.hpp) on Redis or
+// redis_shared_tier: the shared tier (server/shared/shared_tier.hpp) on Redis or
 // Redis Cluster, so that gateway replicas behind one load balancer serve
 // what any of them paid for. Made by make_shared_tier, the factory a
 // gateway is given as gateway_parts::shared.
@@ -77,14 +77,14 @@
 #include "llmgate/error.hpp"                        // llmgate::error, errc
 #include "llmgate/pipeline/cached_answer.hpp"       // cached_answer
 #include "llmgate/redis/client.hpp"                 // redis::client, client_options
-#include "llmgate/redis/replication_message.hpp"    // encode_/decode_exact, encode_/decode_change, stream_id
+#include "llmgate/server/shared/replication_message.hpp"    // encode_/decode_exact, encode_/decode_change, stream_id
 #include "llmgate/redis/reply.hpp"                  // reply, command, endpoint
-#include "llmgate/redis/write_queue.hpp"            // write_queue
+#include "llmgate/server/shared/write_queue.hpp"            // write_queue
 #include "llmgate/server/cache_policies.hpp"        // eviction_of, threshold_of, cache_clock
 #include "llmgate/server/config.hpp"                // gateway_config, shared_config
 #include "llmgate/server/request_log.hpp"           // request_log
 #include "llmgate/server/semantic_tier.hpp"         // gateway_remote_cache, gateway_hashing_cache
-#include "llmgate/server/shared_tier.hpp"           // shared_tier, shared_tier_context, shared_tier_statistics
+#include "llmgate/server/shared/shared_tier.hpp"           // shared_tier, shared_tier_context, shared_tier_statistics
 #include "llmgate/server/snapshots.hpp"             // gateway_caches
 
 namespace llmgate::inline v0::redis {

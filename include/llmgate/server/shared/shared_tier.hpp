@@ -1,7 +1,7 @@
 // shared_tier: what a gateway asks of a cache tier that several gateway
 // processes (replicas behind one load balancer) share, so that an answer
 // one of them paid for is served by all. The gateway knows only this
-// interface; llmgate/redis/shared_tier.hpp is the one llmgate ships
+// interface; llmgate/server/shared/redis_shared_tier.hpp is the one llmgate ships
 // (Redis or Redis Cluster), handed to the gateway through
 // gateway_parts::shared, so that a gateway without a "shared" section
 // never links hiredis.

@@ -68,6 +68,7 @@
 #include <llmgate/cache/learned_verifier.hpp>
 #include <llmgate/cache/semantic_cache.hpp>
 #include <llmgate/cache/verifier_training.hpp>
+#include <llmgate/tools/labelled_pairs.hpp>
 #include <llmgate/index/flat_index.hpp>
 
 #include "bench_support.hpp"

@@ -46,6 +46,7 @@
 #include <llmgate/cache/pair_features.hpp>
 #include <llmgate/cache/verifier_model.hpp>
 #include <llmgate/cache/verifier_training.hpp>
+#include <llmgate/tools/labelled_pairs.hpp>
 
 #include "bench_support.hpp"
 

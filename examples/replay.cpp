@@ -78,6 +78,7 @@
 
 #include <llmgate/cache/learned_verifier.hpp>    // learned_verifier
 #include <llmgate/cache/verifier_training.hpp>   // read_labelled_pairs, split_pairs, fit_verifier
+#include <llmgate/tools/labelled_pairs.hpp>   // read_labelled_pairs
 
 #include "replay/experiment.hpp"
 #include "replay/report.hpp"

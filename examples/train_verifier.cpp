@@ -30,6 +30,7 @@
 #include <CLI/CLI.hpp>  // CLI::App
 
 #include <llmgate/cache/verifier_training.hpp>  // read_labelled_pairs, split_pairs, fit_verifier, roc_auc
+#include <llmgate/tools/labelled_pairs.hpp>  // read_labelled_pairs
 #include <llmgate/cache/verifier_weights.hpp>   // save_verifier_weights
 
 namespace {

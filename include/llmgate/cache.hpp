@@ -1,6 +1,5 @@
 // The cache area: scopes, eviction policies, the exact-match cache and the
-// semantic cache with its threshold, verifier, guard and key policies
-// (verifier_training.hpp, which reads JSON, is the network layer's).
+// semantic cache with its threshold, verifier, guard and key policies.
 #pragma once
 
 #include "llmgate/cache/configured_threshold.hpp"

@@ -10,7 +10,6 @@
 #include "llmgate/route/preferences.hpp"
 #include "llmgate/route/quality.hpp"
 #include "llmgate/route/router.hpp"
-#include "llmgate/route/router_stage.hpp"
 #include "llmgate/route/routing_score.hpp"
 #include "llmgate/route/task_analyser.hpp"
 #include "llmgate/route/text_features.hpp"

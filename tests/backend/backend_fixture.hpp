@@ -11,7 +11,7 @@
 #include <boost/asio/io_context.hpp>  // net::io_context
 
 #include "llmgate/backend/blocking.hpp"     // run_blocking
-#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
+#include "llmgate/wire/openai_wire.hpp"  // the OpenAI wire form
 #include "llmgate/backend/http_client.hpp"
 #include "upstream_server.hpp"
 

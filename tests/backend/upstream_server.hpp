@@ -52,7 +52,7 @@
 #include <boost/json/serialize.hpp>      // boost::json::serialize
 #include <boost/json/value.hpp>          // boost::json::value
 
-#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
+#include "llmgate/wire/openai_wire.hpp"  // the OpenAI wire form
 
 namespace llmgate::test {
 

@@ -10,7 +10,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
+#include "llmgate/wire/openai_wire.hpp"  // the OpenAI wire form
 #include "llmgate/backend/chat_assembler.hpp"
 #include "llmgate/backend/embedding.hpp"
 #include "llmgate/backend/ndjson_parser.hpp"

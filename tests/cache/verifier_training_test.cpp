@@ -11,6 +11,7 @@
 #include <vector>       // std::vector
 
 #include "llmgate/cache/verifier_training.hpp"
+#include "llmgate/tools/labelled_pairs.hpp"
 #include "llmgate/embed/text.hpp"
 #include "../file_bytes.hpp"
 #include "../temporary_directory.hpp"

@@ -1,8 +1,8 @@
 // libFuzzer target, differential: the OpenAI adapter reads a chat.completion
-// answer without a JSON tree (chat/detail/chat_response_reader.hpp); what it
+// answer without a JSON tree (wire/detail/chat_response_reader.hpp); what it
 // takes must be JSON, and read exactly as parse_chat_response reads its tree
 // (anything it does not take goes to that tree path). And the JSON writer's
-// string escaping (chat/detail/json_appender.hpp) must equal Boost.JSON's
+// string escaping (wire/detail/json_appender.hpp) must equal Boost.JSON's
 // on UTF-8; on other bytes, which it writes as U+FFFD where Boost.JSON
 // copies them, what it writes must be a JSON string.
 #include <cstdint>
@@ -13,9 +13,9 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include "llmgate/chat/detail/chat_response_reader.hpp"
-#include "llmgate/chat/detail/json_appender.hpp"
-#include "llmgate/chat/openai_wire.hpp"
+#include "llmgate/wire/detail/chat_response_reader.hpp"
+#include "llmgate/wire/detail/json_appender.hpp"
+#include "llmgate/wire/openai_wire.hpp"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/json/parse.hpp>
 
-#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
+#include "llmgate/wire/openai_wire.hpp"  // the OpenAI wire form
 #include "llmgate/backend/embedding.hpp"
 #include "llmgate/pipeline/request_scope.hpp"
 #include "llmgate/server/config.hpp"

@@ -8,7 +8,7 @@
 #include <boost/json/parse.hpp>
 
 #include "llmgate/backend/anthropic_backend.hpp"
-#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
+#include "llmgate/wire/openai_wire.hpp"  // the OpenAI wire form
 #include "llmgate/backend/embedding.hpp"
 #include "llmgate/backend/price_table.hpp"
 

@@ -8,7 +8,7 @@
 
 #include <boost/json/parse.hpp>
 
-#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
+#include "llmgate/wire/openai_wire.hpp"  // the OpenAI wire form
 #include "llmgate/backend/sse_parser.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -8,17 +8,10 @@
 # Paths relative to include/, as in #include <...>.
 set(LLMGATE_NETWORK_HEADER_PATTERNS
   # Folders whose headers speak HTTP/JSON, and their umbrella headers.
-  "^llmgate/(backend|config|pipeline|prompt|route|server|eval|redis)/"
+  "^llmgate/(backend|config|pipeline|prompt|route|server|eval|redis|tools|wire)/"
   "^llmgate/(backend|pipeline|prompt|route|server|eval)\\.hpp$"
   # The umbrella of everything.
-  "^llmgate/llmgate\\.hpp$"
-  # chat/ is the core's vocabulary but for its wire format and the
-  # Asio-returning chunk handler.
-  "^llmgate/chat/(openai_wire|chunk_handler)\\.hpp$"
-  "^llmgate/chat/detail/"
-  # Fitting a verifier reads labelled pairs as JSON lines; the cache itself
-  # only loads the weights file (cache/verifier_weights.hpp).
-  "^llmgate/cache/verifier_training\\.hpp$")
+  "^llmgate/llmgate\\.hpp$")
 
 # llmgate_is_network_header(<out> <path relative to include/>)
 function(llmgate_is_network_header out path)

@@ -12,10 +12,10 @@
 #include <boost/json/parse.hpp>      // boost::json::parse
 #include <boost/json/serialize.hpp>  // boost::json::serialize
 
-#include "llmgate/chat/detail/json_appender.hpp"  // json_appender
+#include "llmgate/wire/detail/json_appender.hpp"  // json_appender
 #include <boost/test/unit_test.hpp>
 
-#include "llmgate/chat/openai_wire.hpp"  // parse_chat_request, chat_request_body
+#include "llmgate/wire/openai_wire.hpp"  // parse_chat_request, chat_request_body
 #include "llmgate/pipeline/request_scope.hpp"
 
 namespace {

@@ -48,7 +48,7 @@
 
 #include "../backend/upstream_server.hpp"  // upstream_server (replica_upstream)
 #include "../server/gateway_client.hpp"    // get, http_reply
-#include "llmgate/chat/openai_wire.hpp"    // parse_chat_request, content_text
+#include "llmgate/wire/openai_wire.hpp"    // parse_chat_request, content_text
 #include "llmgate/redis/reply.hpp"         // redis::endpoint
 
 extern char** environ;

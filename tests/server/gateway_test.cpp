@@ -14,7 +14,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "../backend/upstream_server.hpp"
-#include "../chat/reference_wire.hpp"  // the completion body as a JSON tree wrote it
+#include "../wire/reference_wire.hpp"  // the completion body as a JSON tree wrote it
 #include "llmgate/server/gateway.hpp"
 #include "gateway_client.hpp"
 #include "../temporary_directory.hpp"

@@ -13,7 +13,7 @@
 
 #include "demo_gateway.hpp"
 #include "gateway_client.hpp"
-#include "llmgate/chat/detail/json_appender.hpp"
+#include "llmgate/wire/detail/json_appender.hpp"
 #include "llmgate/server/gateway.hpp"
 
 namespace {

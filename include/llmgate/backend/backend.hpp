@@ -10,7 +10,7 @@
 
 #include "llmgate/backend/embedding.hpp"   // embedding_request, embedding_response
 #include "llmgate/chat/chat.hpp"            // chat_request, chat_response
-#include "llmgate/chat/chunk_handler.hpp"   // chunk_handler
+#include "llmgate/backend/chunk_handler.hpp"   // chunk_handler
 
 namespace llmgate::inline v0 {
 

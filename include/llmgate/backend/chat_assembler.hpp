@@ -10,7 +10,7 @@
 #include <boost/json/array.hpp>   // boost::json::array
 #include <boost/json/object.hpp>  // boost::json::object
 
-#include "llmgate/chat/openai_wire.hpp"  // chat_chunk, chat_response, detail::json_text
+#include "llmgate/wire/openai_wire.hpp"  // chat_chunk, chat_response, detail::json_text
 
 namespace llmgate::inline v0 {
 

@@ -14,9 +14,9 @@
 #include <boost/json/object.hpp>  // boost::json::object
 #include <boost/json/value.hpp>   // boost::json::value
 
-#include "llmgate/chat/openai_wire.hpp"  // token_usage, parse_token_usage
-#include "llmgate/chat/detail/json_fields.hpp"
-#include "llmgate/chat/detail/standard_parameters.hpp"  // wrong_type, wrong_value, missing_parameter
+#include "llmgate/wire/openai_wire.hpp"  // token_usage, parse_token_usage
+#include "llmgate/wire/detail/json_fields.hpp"
+#include "llmgate/wire/detail/standard_parameters.hpp"  // wrong_type, wrong_value, missing_parameter
 #include "llmgate/chat/request_error.hpp"                // request_error
 #include "llmgate/error.hpp"
 

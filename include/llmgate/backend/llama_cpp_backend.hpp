@@ -72,7 +72,7 @@
 #include "llmgate/backend/http_client.hpp"          // http_client
 #include "llmgate/backend/openai_backend.hpp"       // the OpenAI-compatible part
 #include "llmgate/backend/price_table.hpp"          // price_table
-#include "llmgate/chat/openai_wire.hpp"             // chat_request_body
+#include "llmgate/wire/openai_wire.hpp"             // chat_request_body
 #include "llmgate/detail/xxhash.hpp"                // XXH3_64bits: slot file names
 #include "llmgate/prompt/prompt_layout.hpp"         // prompt_layout
 #include "llmgate/prompt/prompt_statistics.hpp"     // prompt_statistics

@@ -28,7 +28,7 @@
 
 #include "llmgate/backend/blocking.hpp"         // run_blocking
 #include "llmgate/backend/detail/upstream.hpp"  // upstream
-#include "llmgate/chat/detail/json_fields.hpp"  // as_object
+#include "llmgate/wire/detail/json_fields.hpp"  // as_object
 #include "llmgate/backend/http_client.hpp"      // http_client
 #include "llmgate/backend/llama_cpp_backend.hpp"  // llama_cpp_root
 #include "llmgate/error.hpp"                    // errc

@@ -25,7 +25,7 @@
 
 #include "llmgate/backend/backend.hpp"
 #include "llmgate/backend/backend_error.hpp"
-#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
+#include "llmgate/wire/openai_wire.hpp"  // the OpenAI wire form
 #include "llmgate/backend/chat_assembler.hpp"
 #include "llmgate/backend/detail/upstream.hpp"
 #include "llmgate/backend/embedding.hpp"

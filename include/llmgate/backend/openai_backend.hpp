@@ -36,8 +36,8 @@
 
 #include "llmgate/backend/backend.hpp"
 #include "llmgate/backend/backend_error.hpp"
-#include "llmgate/chat/openai_wire.hpp"  // the OpenAI wire form
-#include "llmgate/chat/detail/chat_response_reader.hpp"  // read_chat_response: an answer without a tree
+#include "llmgate/wire/openai_wire.hpp"  // the OpenAI wire form
+#include "llmgate/wire/detail/chat_response_reader.hpp"  // read_chat_response: an answer without a tree
 #include "llmgate/backend/chat_assembler.hpp"
 #include "llmgate/backend/detail/upstream.hpp"
 #include "llmgate/backend/embedding.hpp"

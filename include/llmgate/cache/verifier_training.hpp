@@ -1,6 +1,6 @@
 // Fitting a verifier_model on labelled question pairs, and measuring it.
 //
-//   auto pairs = read_labelled_pairs("pairs.dev.jsonl");      // {"a","b","duplicate"} lines
+//   auto pairs = read_labelled_pairs("pairs.dev.jsonl");      // tools/labelled_pairs.hpp
 //   auto [fit, held_out] = split_pairs(pairs);                // no question in both parts
 //   auto similarity = pair_similarity::observing(fit);        // the embedder as the cache has it
 //   auto weights = fit_verifier(fit, similarity, {});         // IDF + model (best kind)
@@ -31,9 +31,8 @@
 //             higher validation AUC refitted on the whole fit part.
 // Everything is deterministic given the options (the seed included).
 //
-// Reading JSON lines needs Boost.JSON: this header is for tools (training,
-// benchmarks, the replay), not for a server's hot path, which only loads the
-// weights file (cache/verifier_weights.hpp).
+// The pairs come from memory: tools/labelled_pairs.hpp reads them from a
+// JSON-lines file (Boost.JSON), so that this header stays in the core.
 #pragma once
 
 #include <algorithm>      // std::sort, std::min, std::max, std::lower_bound
@@ -41,8 +40,6 @@
 #include <cmath>          // std::exp, std::log, std::sqrt, std::isnan
 #include <cstddef>        // std::size_t
 #include <cstdint>        // std::uint8_t, std::uint32_t, std::uint64_t
-#include <filesystem>     // std::filesystem::path
-#include <fstream>        // std::ifstream
 #include <initializer_list>  // the two texts of a pair in one loop
 #include <limits>         // std::numeric_limits
 #include <memory>         // std::unique_ptr, std::make_unique
@@ -50,14 +47,11 @@
 #include <random>         // std::mt19937_64
 #include <span>           // std::span
 #include <stdexcept>      // std::invalid_argument
-#include <string>         // std::string, std::getline
+#include <string>         // std::string, std::to_string
 #include <string_view>    // std::string_view
 #include <unordered_map>  // std::unordered_map
 #include <utility>        // std::move, std::pair
 #include <vector>         // std::vector
-
-#include <boost/json/parse.hpp>  // boost::json::parse (JSON lines)
-#include <boost/json/value.hpp>  // boost::json::value, object
 
 #include "llmgate/cache/pair_features.hpp"     // pair_featurizer, word_idf, prepared_text
 #include "llmgate/cache/verifier_model.hpp"    // verifier_model, tree_split
@@ -75,49 +69,6 @@ struct labelled_pair {
   std::string a, b;
   bool duplicate = false;
 };
-
-/// Reads JSON lines {"a": text, "b": text, "duplicate": 0|1|true|false}
-/// (QQP's format; other keys are ignored, blank lines skipped). Throws
-/// llmgate::error naming the file, and the line for content: io_failure
-/// when it cannot be read, corrupt_file for a line that is not such an
-/// object.
-inline std::vector<labelled_pair> read_labelled_pairs(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error(errc::io_failure, "reading labelled pairs from '" + path.string() + "'");
-  std::vector<labelled_pair> pairs;
-  std::string line;
-  for (std::size_t number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto fail = [&](std::string_view why) {
-      return error(errc::corrupt_file, "reading labelled pairs from '" + path.string() + "' line " +
-                                           std::to_string(number) + ": " + std::string(why));
-    };
-    boost::system::error_code ec;
-    const boost::json::value value = boost::json::parse(line, ec);
-    if (ec) throw fail("not JSON (" + ec.message() + ")");
-    const auto* object = value.if_object();
-    if (!object) throw fail("not a JSON object");
-    const auto text = [&](std::string_view key) {
-      const auto* field = object->if_contains(key);
-      if (!field || !field->is_string()) throw fail("\"" + std::string(key) + "\" is missing or not a string");
-      return std::string(field->get_string());
-    };
-    labelled_pair pair{text("a"), text("b")};
-    const auto* label = object->if_contains("duplicate");
-    if (label && label->is_bool()) {
-      pair.duplicate = label->get_bool();
-    } else if (label && label->is_int64() && (label->get_int64() == 0 || label->get_int64() == 1)) {
-      pair.duplicate = label->get_int64() == 1;
-    } else if (label && label->is_uint64() && label->get_uint64() <= 1) {
-      pair.duplicate = label->get_uint64() == 1;
-    } else {
-      throw fail("\"duplicate\" is missing or not 0, 1, true or false");
-    }
-    pairs.push_back(std::move(pair));
-  }
-  if (in.bad()) throw error(errc::io_failure, "reading labelled pairs from '" + path.string() + "'");
-  return pairs;
-}
 
 /// The pairs of a fit part and a held-out part (split_pairs).
 struct pair_split {

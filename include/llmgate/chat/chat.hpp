@@ -1,7 +1,7 @@
 // Chat requests, responses and streamed chunks: the vocabulary every layer
 // shares (caches, pipeline, backends, gateway). It holds text only, no JSON
 // tree, so that the caches below the network side need no JSON library;
-// chat/openai_wire.hpp reads and writes its OpenAI wire form.
+// wire/openai_wire.hpp reads and writes its OpenAI wire form.
 //
 // Pass-through: a request keeps every field it was sent that llmgate does
 // not interpret (temperature, tools, response_format, stream_options, ...)

@@ -74,7 +74,7 @@
 #include "llmgate/backend/any_backend.hpp"     // any_backend
 #include "llmgate/backend/http_client.hpp"     // http_client, for make_candidate_backends
 #include "llmgate/chat/chat.hpp"               // chat_request, chat_message, set_field
-#include "llmgate/chat/chunk_handler.hpp"      // chat_chunk handlers
+#include "llmgate/backend/chunk_handler.hpp"      // chat_chunk handlers
 #include "llmgate/error.hpp"                   // llmgate::error, errc
 #include "llmgate/eval/evaluation_plan.hpp"    // evaluation_plan
 #include "llmgate/eval/prompt_rendering.hpp"   // render_prompts

@@ -17,8 +17,8 @@
 
 #include "llmgate/cache/value_traits.hpp"
 #include "llmgate/chat/chat.hpp"           // chat_response, chat_chunk
-#include "llmgate/chat/chunk_handler.hpp"  // chunk_handler
-#include "llmgate/chat/openai_wire.hpp"    // detail::array_of, detail::json_text
+#include "llmgate/backend/chunk_handler.hpp"  // chunk_handler
+#include "llmgate/wire/openai_wire.hpp"    // detail::array_of, detail::json_text
 #include "llmgate/pipeline/request_context.hpp"
 #include "llmgate/store/snapshot_file.hpp"
 

@@ -10,7 +10,7 @@
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 
-#include "llmgate/chat/chunk_handler.hpp"  // chunk_handler
+#include "llmgate/backend/chunk_handler.hpp"  // chunk_handler
 #include "llmgate/cache/scope.hpp"      // cache_scope
 
 namespace llmgate::inline v0 {

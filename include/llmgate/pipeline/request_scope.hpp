@@ -18,8 +18,8 @@
 
 #include "llmgate/cache/scope.hpp"                // cache_scope, generation_parameters
 #include "llmgate/chat/chat.hpp"                  // chat_request, chat_message
-#include "llmgate/chat/detail/json_appender.hpp"  // json_appender
-#include "llmgate/chat/detail/exact_json_parse.hpp"  // detail::parse_exact
+#include "llmgate/wire/detail/json_appender.hpp"  // json_appender
+#include "llmgate/wire/detail/exact_json_parse.hpp"  // detail::parse_exact
 #include "llmgate/pipeline/request_context.hpp"   // request_context
 
 namespace llmgate::inline v0 {

@@ -101,7 +101,7 @@
 #include "llmgate/pipeline/pipeline.hpp"              // pipeline
 #include "llmgate/prompt/prompt_statistics.hpp"       // prompt_statistics
 #include "llmgate/prompt/schema_registry.hpp"         // schema_registry
-#include "llmgate/route/router_stage.hpp"             // router_stage
+#include "llmgate/pipeline/router_stage.hpp"             // router_stage
 #include "llmgate/server/access.hpp"                  // access_keys
 #include "llmgate/server/admission.hpp"               // admission_gate
 #include "llmgate/server/backend_health.hpp"          // backend_health, watched_backend

@@ -40,8 +40,8 @@
 #include <boost/json/value.hpp>               // boost::json::value
 
 #include "llmgate/chat/chat.hpp"                        // chat_request, chat_message
-#include "llmgate/chat/detail/standard_parameters.hpp"  // wrong_type
-#include "llmgate/chat/openai_wire.hpp"                 // parse_chat_request
+#include "llmgate/wire/detail/standard_parameters.hpp"  // wrong_type
+#include "llmgate/wire/openai_wire.hpp"                 // parse_chat_request
 #include "llmgate/chat/request_error.hpp"               // request_error
 #include "llmgate/prompt/compiler.hpp"                  // compile_prompt
 #include "llmgate/prompt/pml_error.hpp"                 // pml_error

@@ -17,7 +17,7 @@
 
 #include <boost/json/object.hpp>  // boost::json::object
 
-#include "llmgate/chat/detail/json_appender.hpp"  // json_appender
+#include "llmgate/wire/detail/json_appender.hpp"  // json_appender
 #include "llmgate/server/served_request.hpp"      // served_request
 
 namespace llmgate::inline v0 {

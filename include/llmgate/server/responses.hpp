@@ -11,7 +11,7 @@
 #include <boost/beast/http/string_body.hpp>  // boost::beast::http::string_body
 #include <boost/json/object.hpp>             // boost::json::object
 
-#include "llmgate/chat/detail/json_appender.hpp"  // json_appender
+#include "llmgate/wire/detail/json_appender.hpp"  // json_appender
 #include "llmgate/server/openai_errors.hpp"       // openai_error
 
 namespace llmgate::inline v0 {

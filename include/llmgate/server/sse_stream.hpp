@@ -26,7 +26,7 @@
 #include <boost/json/object.hpp>             // boost::json::object (an error event)
 #include <boost/json/serialize.hpp>          // boost::json::serialize
 
-#include "llmgate/chat/openai_wire.hpp"       // append_chunk_body, append_role_chunk_body, append_usage_chunk_body
+#include "llmgate/wire/openai_wire.hpp"       // append_chunk_body, append_role_chunk_body, append_usage_chunk_body
 #include "llmgate/server/exchange.hpp"        // response_stream
 #include "llmgate/server/response_bytes.hpp"  // append_header_bytes
 

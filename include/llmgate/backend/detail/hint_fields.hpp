@@ -6,7 +6,7 @@
 #include <string>  // std::string
 
 #include "llmgate/chat/chat.hpp"                 // chat_request, json_fields, find_field
-#include "llmgate/chat/detail/json_appender.hpp"  // json_appender
+#include "llmgate/wire/detail/json_appender.hpp"  // json_appender
 
 namespace llmgate::inline v0::detail {
 

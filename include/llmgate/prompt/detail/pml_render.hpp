@@ -3,7 +3,7 @@
 // prefix ends. The compiler (prompt/compiler.hpp) chooses what is included
 // and checks the prompt first; finish_schema renders the whole schema.
 //
-// Layout rules (README "Prompt modules (PML)"): each role block is one
+// Layout rules (docs/prompt-modules.md): each role block is one
 // message, and the content outside role blocks between them is a user
 // message; a message that would be empty is left out. Blocks (modules,
 // unions, the prompt's own texts) are joined with one "\n"; text and

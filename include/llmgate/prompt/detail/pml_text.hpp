@@ -1,7 +1,7 @@
 // pml_text: how PML turns the text written between tags into the text a
 // prompt holds. Markup is indented for its reader, so the layout of the
 // source should not reach the model; parameters sit inside sentences, so
-// the spaces around them must. The rule (README "Prompt modules (PML)"):
+// the spaces around them must. The rule (docs/prompt-modules.md):
 //
 // - A text's side that touches a block (the start or end of a module, a
 //   role block, the schema or the prompt, or a <module>, <union> or role

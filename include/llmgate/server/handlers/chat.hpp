@@ -45,7 +45,7 @@
 
 #include "llmgate/backend/backend_error.hpp"     // backend_error
 #include "llmgate/chat/chat.hpp"                 // chat_request, chat_response, chat_chunk, find_field
-#include "llmgate/chat/openai_wire.hpp"          // parse_chat_request, append_completion_body, usage_chunk_asked
+#include "llmgate/wire/openai_wire.hpp"          // parse_chat_request, append_completion_body, usage_chunk_asked
 #include "llmgate/chat/request_error.hpp"        // request_error
 #include "llmgate/pipeline/request_context.hpp"  // request_context
 #include "llmgate/prompt/prompt_statistics.hpp"  // prompt_statistics

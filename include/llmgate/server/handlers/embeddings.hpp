@@ -39,7 +39,7 @@
 #include "llmgate/backend/async_embedder.hpp"  // AsyncEmbedder, embedding_result
 #include "llmgate/backend/backend_error.hpp"   // backend_error
 #include "llmgate/backend/embedding.hpp"       // parse_embedding_request, embedding_response, to_json
-#include "llmgate/chat/openai_wire.hpp"        // request_json_options
+#include "llmgate/wire/openai_wire.hpp"        // request_json_options
 #include "llmgate/chat/request_error.hpp"      // request_error
 #include "llmgate/embed/embedder.hpp"          // Embedder
 #include "llmgate/prompt/tokenizer.hpp"        // estimated_tokenizer

@@ -1,6 +1,6 @@
 // The OpenAI wire form as llmgate wrote it before the chat vocabulary held
 // JSON text: a boost::json tree per body, serialised. Tests hold the byte
-// writers of chat/openai_wire.hpp to these bytes.
+// writers of wire/openai_wire.hpp to these bytes.
 #pragma once
 
 #include <cstdint>      // std::int64_t

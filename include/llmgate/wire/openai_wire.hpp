@@ -27,11 +27,11 @@
 #include <boost/json/parse.hpp>               // boost::json::parse
 #include <boost/json/value.hpp>               // boost::json::value
 
-#include "llmgate/chat/detail/json_fields.hpp"  // as_object, string_field, count_field, fail...
+#include "llmgate/wire/detail/json_fields.hpp"  // as_object, string_field, count_field, fail...
 #include "llmgate/chat/chat.hpp"                    // the vocabulary
-#include "llmgate/chat/detail/exact_json_parse.hpp"  // parse_exact
-#include "llmgate/chat/detail/json_appender.hpp"    // json_appender
-#include "llmgate/chat/detail/standard_parameters.hpp"  // check_standard_parameters, wrong_type
+#include "llmgate/wire/detail/exact_json_parse.hpp"  // parse_exact
+#include "llmgate/wire/detail/json_appender.hpp"    // json_appender
+#include "llmgate/wire/detail/standard_parameters.hpp"  // check_standard_parameters, wrong_type
 #include "llmgate/chat/request_error.hpp"           // request_error
 #include "llmgate/error.hpp"                        // llmgate::error, errc
 

@@ -9,7 +9,7 @@
 #include "llmgate/backend/openai_backend.hpp"
 #include "llmgate/pipeline/backend_stage.hpp"
 #include "llmgate/pipeline/pipeline.hpp"
-#include "llmgate/route/router_stage.hpp"
+#include "llmgate/pipeline/router_stage.hpp"
 #include "../backend/backend_fixture.hpp"
 
 using llmgate::test::reply;

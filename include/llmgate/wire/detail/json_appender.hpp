@@ -1,6 +1,6 @@
 // json_appender: writes JSON pieces onto the end of a string, strings
 // escaped as boost::json::serialize writes them, with no tree and no string
-// per value. The OpenAI wire writers (chat/openai_wire.hpp) write every body
+// per value. The OpenAI wire writers (wire/openai_wire.hpp) write every body
 // this way, the exact cache a request's canonical text, and the gateway its
 // JSON responses and log lines. Network side: value() writes Boost.JSON's
 // values.

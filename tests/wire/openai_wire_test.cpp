@@ -9,8 +9,8 @@
 #include <boost/json/parse.hpp>      // boost::json::parse
 #include <boost/test/unit_test.hpp>
 
-#include "llmgate/chat/detail/json_appender.hpp"  // json_appender
-#include "llmgate/chat/openai_wire.hpp"
+#include "llmgate/wire/detail/json_appender.hpp"  // json_appender
+#include "llmgate/wire/openai_wire.hpp"
 #include "reference_wire.hpp"
 
 namespace {

@@ -1,5 +1,6 @@
-// chunk_handler: how a streamed answer reaches its consumer. Apart from
-// chat.hpp because it needs Asio, which the core layers do not include.
+// chunk_handler: how a streamed answer reaches its consumer, from a backend
+// through the pipeline's stages. Beside the backends rather than in chat/
+// because it needs Asio, which the core does not include.
 #pragma once
 
 #include <functional>  // std::function

@@ -3,7 +3,8 @@
 //
 //   routerbench  CSV (quoted fields may span lines): prompt, eval_name,
 //                one score column per model (1 right, 0 wrong; blank:
-//                no answer, counted wrong), "<model>|total_cost" in USD
+//                no answer, counted wrong), "<model>|total_cost" in USD,
+//                "<model>|model_response" (the answer it gave)
 //   dcrouter     JSON list of {"question", "scores": {model: 0..1}}, with
 //                prices per million tokens in default_llm.json beside it
 //                (else in the data folder's dcrouter/)
@@ -14,7 +15,7 @@
 // escaped newlines); it is turned back into the text the models saw.
 #pragma once
 
-#include <algorithm>   // std::sort
+#include <algorithm>   // std::sort, std::find
 #include <cstddef>     // std::size_t
 #include <filesystem>  // std::filesystem::path
 #include <fstream>     // std::ifstream
@@ -22,19 +23,18 @@
 #include <stdexcept>   // std::runtime_error
 #include <string>      // std::string
 #include <string_view> // std::string_view
+#include <type_traits> // std::remove_cvref_t
 #include <vector>      // std::vector
 
 #include <boost/json.hpp>  // boost::json::parse
 
+#include <llmgate/route/routing_outcome.hpp>
+
 namespace route_eval {
 
-/// One query with every model's outcome, models in the dataset's order.
-struct query {
-  std::string text;
-  std::string task;            ///< the dataset's task label; empty where it has none
-  std::vector<double> score;   ///< 0..1 per model
-  std::vector<double> cost;    ///< USD per model
-};
+/// One query with every model's outcome, models in the dataset's order
+/// (answers recorded for routerbench only).
+using query = llmgate::routing_outcome;
 
 struct dataset {
   std::string name;    ///< the file's name without extension and _train / _test
@@ -132,12 +132,13 @@ inline dataset read_routerbench(const std::filesystem::path& path) {
     throw std::runtime_error("'" + path.string() + "' has no column '" + std::string(name) + "'");
   };
   dataset d{dataset_name(path), "routerbench", {}, {}};
-  std::vector<std::size_t> score_columns, cost_columns;
+  std::vector<std::size_t> score_columns, cost_columns, answer_columns;
   for (std::size_t c = 0; c < header.size(); ++c)
     if (header[c].ends_with("|total_cost")) {
       d.models.push_back(header[c].substr(0, header[c].size() - std::string_view("|total_cost").size()));
       cost_columns.push_back(c);
       score_columns.push_back(column(d.models.back()));
+      answer_columns.push_back(column(d.models.back() + "|model_response"));
     }
   const std::size_t prompt = column("prompt"), task = column("eval_name");
   for (std::size_t r = 1; r < rows.size(); ++r) {
@@ -145,10 +146,11 @@ inline dataset read_routerbench(const std::filesystem::path& path) {
     if (row.size() != header.size())
       throw std::runtime_error("'" + path.string() + "': row " + std::to_string(r) + " has " +
                                std::to_string(row.size()) + " fields, the header " + std::to_string(header.size()));
-    query q{detail::unwrap_python_list(row[prompt]), row[task], {}, {}};
+    query q{detail::unwrap_python_list(row[prompt]), row[task], {}, {}, {}};
     for (std::size_t m = 0; m < d.models.size(); ++m) {
-      q.score.push_back(detail::number_or_zero(row[score_columns[m]]));
+      q.score.push_back(static_cast<float>(detail::number_or_zero(row[score_columns[m]])));
       q.cost.push_back(detail::number_or_zero(row[cost_columns[m]]));
+      q.answer.push_back(detail::unwrap_python_list(row[answer_columns[m]]));
     }
     d.queries.push_back(std::move(q));
   }
@@ -171,16 +173,41 @@ inline dataset read_dcrouter(const std::filesystem::path& path, const std::files
     output_price.push_back(listed->at("output_price").to_number<double>());
   }
   for (const auto& entry : entries) {
-    query q{std::string(entry.at("question").as_string()), {}, {}, {}};
+    query q{std::string(entry.at("question").as_string()), {}, {}, {}, {}};
     const double input_tokens = static_cast<double>(q.text.size()) / 4.0;
     const auto& scores = entry.at("scores").as_object();
     for (std::size_t m = 0; m < d.models.size(); ++m) {
-      q.score.push_back(scores.at(d.models[m]).to_number<double>());
+      q.score.push_back(scores.at(d.models[m]).to_number<float>());
       q.cost.push_back((input_tokens * input_price[m] + assumed_answer_tokens * output_price[m]) / 1e6);
     }
     d.queries.push_back(std::move(q));
   }
   return d;
+}
+
+/// `d` with its models in the order of `models` (its queries' scores,
+/// costs and answers reordered alike), so that files of one format whose
+/// columns or keys come in another order are read as one. Throws
+/// std::runtime_error when `d` lacks one of `models`.
+inline void order_models_as(dataset& d, const std::vector<std::string>& models) {
+  std::vector<std::size_t> from;
+  for (const auto& model : models) {
+    const auto at = std::find(d.models.begin(), d.models.end(), model);
+    if (at == d.models.end())
+      throw std::runtime_error("'" + d.name + "' has no outcomes of '" + model + "', which the learning data has");
+    from.push_back(static_cast<std::size_t>(at - d.models.begin()));
+  }
+  const auto reordered = [&](const auto& values) {
+    std::remove_cvref_t<decltype(values)> out;
+    for (const auto f : from) out.push_back(values[f]);
+    return out;
+  };
+  for (auto& q : d.queries) {
+    q.score = reordered(q.score);
+    q.cost = reordered(q.cost);
+    if (!q.answer.empty()) q.answer = reordered(q.answer);
+  }
+  d.models = models;
 }
 
 /// Every dataset file under `folder` (recursively), by format: *.csv as

@@ -1,36 +1,50 @@
-// What the router learns from the learning queries, and how every policy
+// What the routers learn from the learning queries, and how every policy
 // does on the evaluated ones.
 //
-// Learning (nothing from the evaluated queries):
-//   - the registry: each model's accuracy overall and per task type (the
-//     dataset's task label, else the task type the text rules read) with
-//     the number of queries each figure rests on, and a
-//     price per million prompt tokens (bytes / 4) that reproduces the
-//     model's mean cost per query;
-//   - the local analyser's labelled examples: every learning query with its
-//     task label and every model's score on it, so that the router
-//     estimates each model's accuracy from the most similar queries.
-// Policies on the evaluated queries: each single model; random (the
-// expectation of a uniform choice per query); always the cheapest and
-// always the best model on the learning queries; the oracle (per query the
-// cheapest of the best-scoring models); llmgate at each preference of the
-// sweep (accuracy against cost, and three profiles).
+// Learned from the learning queries only (learned_policies):
+//   - "router", llmgate::router as the gateway runs it: the registry (each
+//     model's accuracy overall and per task label, with the number of
+//     queries each figure rests on, and a price per million prompt tokens,
+//     bytes / 4, that reproduces the model's mean cost per query) and the
+//     local analyser's labelled examples; a curve over the preference sweep;
+//   - "predictor": each model's calibrated P(right) from the prompt
+//     (llmgate::correctness_predictor) and its mean cost on the learning
+//     queries of the task label (all of them where a label has fewer than
+//     30), the model with the highest P - lambda * cost served;
+//   - "cascade" (where the data records the models' answers): per task
+//     label, the cascade plan with the highest mean score - lambda * mean
+//     cost (llmgate::cascade_planner), replayed on the recorded answers
+//     with every call's cost counted.
+// The predictor and the cascade are curves over lambda (the same ladder),
+// and each also has the points its lambda was chosen for on the learning
+// queries alone, "match-best" and "95%" (llmgate::choose_cost_weight): the
+// predictor's from its out-of-fold predictions, the cascade's from plans
+// learned on 4/5 of the learning queries and replayed on the other fifth.
+// Reference policies: each single model; random (the expectation of a
+// uniform choice); always the cheapest and always the most accurate model
+// on the learning queries; the oracle (per query the cheapest of the
+// best-scoring models).
 #pragma once
 
-#include <algorithm>  // std::max, std::min, std::sort
+#include <algorithm>  // std::max, std::min, std::sort, std::clamp
 #include <cmath>      // std::log
 #include <cstddef>    // std::size_t
 #include <cstdio>     // std::snprintf
 #include <limits>     // std::numeric_limits
 #include <map>        // std::map
 #include <optional>   // std::optional
+#include <span>       // std::span
 #include <string>     // std::string
 #include <vector>     // std::vector
 
+#include <llmgate/learn/cross_validation.hpp>
+#include <llmgate/route/cascade_plan.hpp>
+#include <llmgate/route/correctness_predictor.hpp>
 #include <llmgate/route/local_analyser.hpp>
 #include <llmgate/route/model_registry.hpp>
 #include <llmgate/route/preferences.hpp>
 #include <llmgate/route/router.hpp>
+#include <llmgate/route/routing_target.hpp>
 #include <llmgate/route/text_features.hpp>
 
 #include "dataset.hpp"
@@ -45,19 +59,7 @@ struct point {
   double cost = 0;
 };
 
-struct dataset_result {
-  std::string name;
-  std::size_t learned_from = 0;
-  std::size_t evaluated = 0;
-  std::vector<point> singles;  ///< one per model, in the dataset's order
-  point random, cheapest, best, oracle;
-  std::vector<point> llmgate;  ///< the sweep, in sweep order
-  point best_single;           ///< the single model most accurate on the evaluated queries
-  std::optional<double> cost_to_match;  ///< cheapest llmgate point within 0.5 points of best_single
-  double normalised_auc = 0;   ///< area_under_curve of the sweep over the oracle accuracy's across the range
-};
-
-/// The preferences the sweep tries: accuracy against cost, then profiles.
+/// The preferences the router's sweep tries: accuracy against cost, then profiles.
 inline std::vector<llmgate::preferences> preference_sweep() {
   std::vector<llmgate::preferences> sweep;
   // Finer near accuracy=1, where a little weight on cost already moves
@@ -73,6 +75,13 @@ inline std::vector<llmgate::preferences> preference_sweep() {
   for (const char* profile : {"accuracy-first", "balanced", "cost-effective"})
     sweep.push_back(llmgate::preferences::profile(profile));
   return sweep;
+}
+
+/// The targets each learned curve has a chosen point for.
+inline const std::vector<llmgate::routing_target>& chosen_targets() {
+  static const std::vector<llmgate::routing_target> targets{llmgate::routing_target::parse("match-best"),
+                                                            llmgate::routing_target::parse("95%")};
+  return targets;
 }
 
 /// The label a query's task goes by: its own, else the text rules' as the
@@ -116,13 +125,297 @@ inline llmgate::router learn_router(const std::vector<std::string>& models, cons
   examples.reserve(learning.size());
   for (const auto* q : learning) {
     llmgate::labelled_example e{q->text, q->task, {}, {}, {}};
-    for (std::size_t m = 0; m < models.size(); ++m) e.outcomes.emplace_back(models[m], static_cast<float>(q->score[m]));
+    for (std::size_t m = 0; m < models.size(); ++m) e.outcomes.emplace_back(models[m], q->score[m]);
     examples.push_back(std::move(e));
   }
   analyser.learn(examples);
-  return llmgate::router(learn_registry(models, learning, settings.analyser.edge_words), std::move(analyser), llmgate::preferences(),
-                         llmgate::weighted_score{}, settings.router);
+  return llmgate::router(learn_registry(models, learning, settings.analyser.edge_words), std::move(analyser),
+                         llmgate::preferences(), llmgate::weighted_score{}, settings.router);
 }
+
+/// Each model's expected cost of a query: a straight line in the query's
+/// bytes, fitted by least squares to the learning queries of its task
+/// label (to all of them for a label with fewer than 30): what a query
+/// costs grows with its prompt, and the dearest queries matter most to the
+/// total.
+class expected_costs {
+ public:
+  expected_costs(std::size_t models, std::span<const query> learning) : models_(models) {
+    std::map<std::string, std::vector<const query*>> by_label;
+    for (const auto& q : learning) {
+      by_label[std::string()].push_back(&q);
+      if (!q.task.empty()) by_label[q.task].push_back(&q);
+    }
+    for (const auto& [label, queries] : by_label)
+      if (label.empty() || queries.size() >= 30) lines_.emplace(label, fit(queries));
+  }
+
+  /// Per model, the expected cost of `q` (USD).
+  std::vector<double> of(const query& q) const {
+    auto at = lines_.find(q.task);
+    if (at == lines_.end()) at = lines_.find(std::string());
+    std::vector<double> cost(models_);
+    for (std::size_t m = 0; m < models_; ++m)
+      cost[m] = std::max(0.0, at->second[m].first + at->second[m].second * static_cast<double>(q.text.size()));
+    return cost;
+  }
+
+ private:
+  // Per model, intercept and slope.
+  std::vector<std::pair<double, double>> fit(const std::vector<const query*>& queries) const {
+    const auto n = static_cast<double>(queries.size());
+    double mean_bytes = 0;
+    for (const auto* q : queries) mean_bytes += static_cast<double>(q->text.size()) / n;
+    double spread = 0;
+    for (const auto* q : queries) spread += (static_cast<double>(q->text.size()) - mean_bytes) * (static_cast<double>(q->text.size()) - mean_bytes);
+    std::vector<std::pair<double, double>> lines(models_);
+    for (std::size_t m = 0; m < models_; ++m) {
+      double mean_cost = 0, covariance = 0;
+      for (const auto* q : queries) mean_cost += q->cost[m] / n;
+      for (const auto* q : queries) covariance += (static_cast<double>(q->text.size()) - mean_bytes) * (q->cost[m] - mean_cost);
+      const double slope = spread > 0 ? covariance / spread : 0.0;
+      lines[m] = {mean_cost - slope * mean_bytes, slope};
+    }
+    return lines;
+  }
+
+  std::size_t models_;
+  std::map<std::string, std::vector<std::pair<double, double>>> lines_;  // "" -> all queries
+};
+
+/// The lambdas the predictor's and the cascade's curves are drawn over:
+/// from the cheapest and the dearest model's mean cost per query.
+inline std::vector<double> weight_ladder(std::span<const query> learning) {
+  double cheapest = std::numeric_limits<double>::infinity(), dearest = 0;
+  const auto n = static_cast<double>(learning.size());
+  for (std::size_t m = 0; m < learning.front().cost.size(); ++m) {
+    double mean = 0;
+    for (const auto& q : learning) mean += q.cost[m] / n;
+    if (mean > 0) cheapest = std::min(cheapest, mean);
+    dearest = std::max(dearest, mean);
+  }
+  return llmgate::cost_weight_ladder(cheapest, dearest);
+}
+
+/// The best single model's mean score on `outcomes`.
+inline double best_single_accuracy(std::span<const query> outcomes) {
+  double best = 0;
+  for (std::size_t m = 0; m < outcomes.front().score.size(); ++m) {
+    double sum = 0;
+    for (const auto& q : outcomes) sum += q.score[m];
+    best = std::max(best, sum / static_cast<double>(outcomes.size()));
+  }
+  return best;
+}
+
+/// Every policy, learned from the learning queries (file comment).
+class learned_policies {
+ public:
+  learned_policies(const std::vector<std::string>& models, std::span<const query> learning,
+                   std::vector<double> ladder, const router_settings& settings)
+      : models_(models.size()),
+        router_(learn_router(models, pointers(learning), settings)),
+        sweep_(preference_sweep()),
+        predicted_(llmgate::correctness_predictor::fit(models, learning, settings.predictor)),
+        costs_(models.size(), learning),
+        ladder_(std::move(ladder)),
+        cascades_(has_answers(learning)) {
+    const auto& registry = router_.registry();
+    for (std::size_t m = 0; m < models_; ++m) {
+      if (*registry.card(m).blended_price() < *registry.card(cheapest_).blended_price()) cheapest_ = m;
+      if (*registry.card(m).accuracy > *registry.card(best_).accuracy) best_ = m;
+    }
+    const double best_single = best_single_accuracy(learning);
+    std::vector<llmgate::policy_result> out_of_fold(ladder_.size());
+    const auto n = static_cast<double>(learning.size());
+    for (std::size_t i = 0; i < ladder_.size(); ++i)
+      for (std::size_t r = 0; r < learning.size(); ++r) {
+        const auto m = llmgate::best_trade_off(predicted_.out_of_fold[r], costs_.of(learning[r]), ladder_[i]);
+        out_of_fold[i].accuracy += learning[r].score[m] / n;
+        out_of_fold[i].cost += learning[r].cost[m] / n;
+      }
+    for (const auto& target : chosen_targets())
+      predictor_choice_.push_back(llmgate::choose_cost_weight(target, best_single, ladder_, out_of_fold));
+    if (cascades_) learn_cascades(learning, best_single);
+  }
+
+  /// The policies' names, in the order route() writes them.
+  std::vector<std::string> policy_names(const std::vector<std::string>& models) const {
+    std::vector<std::string> names = models;
+    for (const char* reference : {"random", "cheapest", "best", "oracle"}) names.emplace_back(reference);
+    for (const auto& wanted : sweep_) names.push_back("router:" + wanted.describe());
+    for (const char* family : {"predictor", "cascade"}) {
+      if (std::string(family) == "cascade" && !cascades_) continue;
+      for (std::size_t i = 0; i < ladder_.size(); ++i) names.push_back(family + lambda_name(i));
+      for (const auto& target : chosen_targets()) names.push_back(std::string(family) + "@" + target.describe());
+    }
+    return names;
+  }
+
+  /// Each policy's score and cost on `q`, in policy_names() order; and
+  /// the predictor's squared error summed over the models.
+  void route(const query& q, std::vector<double>& score, std::vector<double>& cost, double& squared_error) const {
+    score.clear();
+    cost.clear();
+    const auto take = [&](double s, double c) { score.push_back(s), cost.push_back(c); };
+    for (std::size_t m = 0; m < models_; ++m) take(q.score[m], q.cost[m]);
+    double random_score = 0, random_cost = 0;
+    std::size_t oracle = 0;
+    for (std::size_t m = 0; m < models_; ++m) {
+      random_score += q.score[m] / static_cast<double>(models_);
+      random_cost += q.cost[m] / static_cast<double>(models_);
+      if (q.score[m] > q.score[oracle] || (q.score[m] == q.score[oracle] && q.cost[m] < q.cost[oracle])) oracle = m;
+    }
+    take(random_score, random_cost);
+    take(q.score[cheapest_], q.cost[cheapest_]);
+    take(q.score[best_], q.cost[best_]);
+    take(q.score[oracle], q.cost[oracle]);
+
+    const auto task = router_.analyser().analyse(q.text);
+    for (const auto& wanted : sweep_) {
+      const auto m = router_.choose(task, wanted).model_index;
+      take(q.score[m], q.cost[m]);
+    }
+
+    const auto p = predicted_.predictor.predict(q.text, q.task);
+    const auto expected = costs_.of(q);
+    for (const double weight : ladder_) {
+      const auto m = llmgate::best_trade_off(p, expected, weight);
+      take(q.score[m], q.cost[m]);
+    }
+    for (const auto& choice : predictor_choice_) {
+      const auto m = llmgate::best_trade_off(p, expected, choice.weight);
+      take(q.score[m], q.cost[m]);
+    }
+    squared_error = 0;
+    for (std::size_t m = 0; m < models_; ++m) squared_error += (p[m] - q.score[m]) * (p[m] - q.score[m]);
+
+    if (!cascades_) return;
+    const auto normal = llmgate::normalised_answers(q);
+    for (std::size_t i = 0; i < ladder_.size(); ++i) {
+      const auto r = hybrid(cascade_curve_[i], p, expected, ladder_[i], q, normal);
+      take(r.score, r.cost);
+    }
+    for (std::size_t t = 0; t < cascade_chosen_.size(); ++t) {
+      const auto r = hybrid(cascade_chosen_[t], p, expected, cascade_choice_[t].weight, q, normal);
+      take(r.score, r.cost);
+    }
+  }
+
+  const llmgate::router& router() const noexcept { return router_; }
+  const std::vector<llmgate::predictor_fit_report>& predictor_report() const noexcept { return predicted_.report; }
+  const std::vector<llmgate::chosen_cost_weight>& predictor_choices() const noexcept { return predictor_choice_; }
+  const std::vector<llmgate::chosen_cost_weight>& cascade_choices() const noexcept { return cascade_choice_; }
+
+ private:
+  static std::vector<const query*> pointers(std::span<const query> queries) {
+    std::vector<const query*> out;
+    for (const auto& q : queries) out.push_back(&q);
+    return out;
+  }
+
+  static bool has_answers(std::span<const query> queries) {
+    for (const auto& q : queries)
+      if (q.answer.size() != q.score.size()) return false;
+    return true;
+  }
+
+  // The task's cascade, unless the predictor expects a single model to do
+  // better at this weight for this query.
+  static llmgate::cascade_replay hybrid(const llmgate::cascade_router& plans, std::span<const float> p,
+                                        std::span<const double> expected, double weight, const query& q,
+                                        std::span<const std::optional<std::string>> normal) {
+    const auto m = llmgate::best_trade_off(p, expected, weight);
+    const auto& planned = plans.plan_for(q.task);
+    if (p[m] - weight * expected[m] >= planned.score - weight * planned.cost) return {q.score[m], q.cost[m], false};
+    return llmgate::replay(planned.plan, q, normal);
+  }
+
+  std::string lambda_name(std::size_t i) const {
+    char text[48];
+    std::snprintf(text, sizeof text, ":lambda=%.4g", ladder_[i]);
+    return text;
+  }
+
+  // The chosen lambdas from 5-fold replays of plans learned without the
+  // fold; the curve and the chosen points from plans learned on all.
+  void learn_cascades(std::span<const query> learning, double best_single) {
+    constexpr std::size_t folds = 5;
+    const auto fold = llmgate::fold_assignment(learning.size(), folds, 1);
+    std::vector<llmgate::policy_result> replayed(ladder_.size());
+    std::vector<std::vector<std::optional<std::string>>> normal;
+    for (const auto& q : learning) normal.push_back(llmgate::normalised_answers(q));
+    for (std::size_t f = 0; f < folds; ++f) {
+      std::vector<query> rest;
+      for (const auto r : llmgate::rows_of_fold(fold, f, false)) rest.push_back(learning[r]);
+      const llmgate::cascade_planner planner(models_, rest);
+      for (std::size_t i = 0; i < ladder_.size(); ++i) {
+        const auto plans = planner.plans_at(ladder_[i]);
+        for (const auto r : llmgate::rows_of_fold(fold, f, true)) {
+          const auto result = hybrid(plans, predicted_.out_of_fold[r], costs_.of(learning[r]), ladder_[i],
+                                     learning[r], normal[r]);
+          replayed[i].accuracy += result.score / static_cast<double>(learning.size());
+          replayed[i].cost += result.cost / static_cast<double>(learning.size());
+        }
+      }
+    }
+    const llmgate::cascade_planner planner(models_, learning);
+    for (const double weight : ladder_) cascade_curve_.push_back(planner.plans_at(weight));
+    for (const auto& target : chosen_targets()) {
+      cascade_choice_.push_back(llmgate::choose_cost_weight(target, best_single, ladder_, replayed));
+      cascade_chosen_.push_back(planner.plans_at(cascade_choice_.back().weight));
+    }
+  }
+
+  std::size_t models_;
+  llmgate::router router_;
+  std::vector<llmgate::preferences> sweep_;
+  llmgate::correctness_fit predicted_;
+  expected_costs costs_;
+  std::vector<double> ladder_;
+  bool cascades_;
+  std::size_t cheapest_ = 0, best_ = 0;
+  std::vector<llmgate::chosen_cost_weight> predictor_choice_, cascade_choice_;
+  std::vector<llmgate::cascade_router> cascade_curve_, cascade_chosen_;
+};
+
+/// Every policy's score and cost on every evaluated query.
+struct routed_queries {
+  std::vector<std::string> policies;
+  std::vector<std::string> dataset;               ///< per query
+  std::vector<std::vector<double>> score, cost;   ///< per query, per policy
+  std::vector<double> squared_error;              ///< per query: the predictor's, summed over models
+  std::size_t models = 0;
+
+  void add(const learned_policies& learned, const std::string& dataset_name, const query& q) {
+    dataset.push_back(dataset_name);
+    score.emplace_back();
+    cost.emplace_back();
+    squared_error.emplace_back();
+    learned.route(q, score.back(), cost.back(), squared_error.back());
+  }
+};
+
+/// A learned family's curve, and its points chosen on the learning queries.
+struct family_result {
+  std::string name;             ///< "router", "predictor", "cascade"
+  std::vector<point> curve;
+  std::vector<point> chosen;    ///< per chosen_targets(); empty for the router
+  std::optional<double> cost_to_match;  ///< cheapest curve point within 0.5 points of best_single (picked on the evaluated set)
+  double normalised_auc = 0;    ///< area_under_curve over the oracle's accuracy across the range
+};
+
+struct dataset_result {
+  std::string name;
+  std::size_t learned_from = 0;
+  std::size_t evaluated = 0;
+  std::vector<point> singles;  ///< one per model, in the dataset's order
+  point random, cheapest, best, oracle;
+  std::vector<family_result> families;
+  point best_single;           ///< the single model most accurate on the evaluated queries
+  double brier = 0;            ///< the predictor's, over every model and query
+  double base_rate_brier = 0;  ///< predicting each model's accuracy on the evaluated queries for every query
+};
 
 /// Area under accuracy over log cost, between the cheapest and the dearest
 /// single model's cost, of the best accuracy a policy reaches at each cost
@@ -140,73 +433,68 @@ inline double area_under_curve(const std::vector<point>& points, double lo, doub
   return area + best * (std::log(hi) - from);
 }
 
-/// Every policy on `evaluated`, routed by `router` learned without them.
-inline dataset_result evaluate(const std::string& name, const std::vector<std::string>& models,
-                               const std::vector<const query*>& learning, const std::vector<const query*>& evaluated,
-                               const llmgate::router& router, const std::vector<llmgate::preferences>& sweep) {
+/// The figures of the queries of `routed` from dataset `name` (every
+/// query when `name` is the format's: the pooled figures).
+inline dataset_result summarise(const std::string& name, bool pooled, const routed_queries& routed,
+                                std::size_t learned_from, std::span<const query* const> evaluated_queries) {
   dataset_result r;
   r.name = name;
-  r.learned_from = learning.size();
-  r.evaluated = evaluated.size();
-  const double n = static_cast<double>(evaluated.size());
-
-  for (std::size_t m = 0; m < models.size(); ++m) {
-    point p{models[m]};
-    for (const auto* q : evaluated) {
-      p.accuracy += q->score[m] / n;
-      p.cost += q->cost[m];
+  r.learned_from = learned_from;
+  const auto& policies = routed.policies;
+  std::vector<point> points(policies.size());
+  for (std::size_t p = 0; p < policies.size(); ++p) points[p].policy = policies[p];
+  std::vector<double> model_sum(routed.models, 0.0);
+  std::vector<const query*> mine;
+  double squared_error = 0;
+  for (std::size_t i = 0; i < routed.dataset.size(); ++i) {
+    if (!pooled && routed.dataset[i] != name) continue;
+    ++r.evaluated;
+    mine.push_back(evaluated_queries[i]);
+    squared_error += routed.squared_error[i];
+    for (std::size_t p = 0; p < policies.size(); ++p) {
+      points[p].accuracy += routed.score[i][p];
+      points[p].cost += routed.cost[i][p];
     }
-    r.singles.push_back(p);
   }
+  const double n = static_cast<double>(r.evaluated);
+  for (auto& p : points) p.accuracy /= n;
+  r.brier = squared_error / n / static_cast<double>(routed.models);
+  for (std::size_t m = 0; m < routed.models; ++m) {
+    std::vector<float> outcomes;
+    for (const auto* q : mine) outcomes.push_back(q->score[m]);
+    r.base_rate_brier += llmgate::base_rate_brier_score(outcomes) / static_cast<double>(routed.models);
+  }
+
+  std::size_t p = 0;
+  for (; p < routed.models; ++p) r.singles.push_back(points[p]);
+  r.random = points[p++];
+  r.cheapest = points[p++];
+  r.best = points[p++];
+  r.oracle = points[p++];
   r.best_single = r.singles.front();
-  for (const auto& p : r.singles)
-    if (p.accuracy > r.best_single.accuracy || (p.accuracy == r.best_single.accuracy && p.cost < r.best_single.cost))
-      r.best_single = p;
-
-  // Cheapest and best as the learning queries show them.
-  std::size_t cheapest = 0, best = 0;
-  const auto& registry = router.registry();
-  for (std::size_t m = 0; m < models.size(); ++m) {
-    if (*registry.card(m).blended_price() < *registry.card(cheapest).blended_price()) cheapest = m;
-    if (*registry.card(m).accuracy > *registry.card(best).accuracy) best = m;
-  }
-  r.cheapest = {"cheapest", r.singles[cheapest].accuracy, r.singles[cheapest].cost};
-  r.best = {"best", r.singles[best].accuracy, r.singles[best].cost};
-
-  r.random = {"random"};
-  r.oracle = {"oracle"};
-  for (const auto* q : evaluated) {
-    std::size_t pick = 0;
-    for (std::size_t m = 0; m < models.size(); ++m) {
-      r.random.accuracy += q->score[m] / static_cast<double>(models.size()) / n;
-      r.random.cost += q->cost[m] / static_cast<double>(models.size());
-      if (q->score[m] > q->score[pick] || (q->score[m] == q->score[pick] && q->cost[m] < q->cost[pick])) pick = m;
+  for (const auto& s : r.singles)
+    if (s.accuracy > r.best_single.accuracy || (s.accuracy == r.best_single.accuracy && s.cost < r.best_single.cost))
+      r.best_single = s;
+  for (; p < points.size(); ++p) {
+    const auto& policy = points[p].policy;
+    const auto family = policy.substr(0, policy.find_first_of(":@"));
+    if (r.families.empty() || r.families.back().name != family) {
+      r.families.emplace_back();
+      r.families.back().name = family;
     }
-    r.oracle.accuracy += q->score[pick] / n;
-    r.oracle.cost += q->cost[pick];
+    auto& f = r.families.back();
+    (policy[family.size()] == '@' ? f.chosen : f.curve).push_back(points[p]);
   }
-
-  for (const auto& wanted : sweep) r.llmgate.push_back({"llmgate:" + wanted.describe()});
-  for (const auto* q : evaluated) {
-    const auto task = router.analyser().analyse(q->text);
-    for (std::size_t s = 0; s < sweep.size(); ++s) {
-      const auto m = router.choose(task, sweep[s]).model_index;
-      r.llmgate[s].accuracy += q->score[m] / n;
-      r.llmgate[s].cost += q->cost[m];
-    }
-  }
-
-  for (const auto& p : r.llmgate)
-    if (p.accuracy >= r.best_single.accuracy - 0.005 && (!r.cost_to_match || p.cost < *r.cost_to_match))
-      r.cost_to_match = p.cost;
-
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
-  for (const auto& p : r.singles) {
-    lo = std::min(lo, p.cost);
-    hi = std::max(hi, p.cost);
+  for (const auto& s : r.singles) lo = std::min(lo, s.cost), hi = std::max(hi, s.cost);
+  for (auto& f : r.families) {
+    for (const auto& c : f.curve)
+      if (c.accuracy >= r.best_single.accuracy - llmgate::routing_target::match_tolerance &&
+          (!f.cost_to_match || c.cost < *f.cost_to_match))
+        f.cost_to_match = c.cost;
+    // Normalised by the oracle's accuracy over the whole range: the ceiling.
+    if (lo > 0 && hi > lo) f.normalised_auc = area_under_curve(f.curve, lo, hi) / (r.oracle.accuracy * std::log(hi / lo));
   }
-  // Normalised by the oracle's accuracy over the whole range: the ceiling.
-  if (lo > 0 && hi > lo) r.normalised_auc = area_under_curve(r.llmgate, lo, hi) / (r.oracle.accuracy * std::log(hi / lo));
   return r;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <llmgate/embed/hashing_embedder.hpp>  // llmgate::hashing_embedder_options
+#include <llmgate/route/correctness_predictor.hpp>  // llmgate::correctness_predictor_options
 #include <llmgate/route/local_analyser.hpp>  // llmgate::local_analyser_options
 #include <llmgate/route/router.hpp>          // llmgate::router_options
 
@@ -15,6 +16,7 @@ struct router_settings {
   llmgate::local_analyser_options analyser;
   llmgate::hashing_embedder_options embedder;  ///< the analyser's
   llmgate::router_options router;
+  llmgate::correctness_predictor_options predictor;
 };
 
 /// llmgate's defaults, but for five chosen with route_eval --validation (a

@@ -60,6 +60,7 @@
 #include "llmgate/embed/hashing_embedder.hpp"  // hashing_embedder
 #include "llmgate/embed/text.hpp"              // normalize_text
 #include "llmgate/error.hpp"                   // llmgate::error, errc
+#include "llmgate/learn/classifier_metrics.hpp"  // roc_auc
 #include "llmgate/simd/kernels.hpp"            // simd::dot
 
 namespace llmgate::inline v0 {
@@ -239,28 +240,6 @@ labelled_features pair_feature_rows(const pair_featurizer& featurizer, std::span
     rows.label(i) = pairs[i].duplicate;
   }
   return rows;
-}
-
-/// The chance that a random positive scores above a random negative, ties
-/// counting half (the Mann-Whitney U over average ranks). NaN when the
-/// labels are all one class or the sizes differ.
-inline double roc_auc(std::span<const float> scores, std::span<const bool> labels) {
-  if (scores.size() != labels.size()) return std::numeric_limits<double>::quiet_NaN();
-  std::vector<std::size_t> order(scores.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return scores[x] < scores[y]; });
-  double positive_rank_sum = 0, positives = 0;
-  for (std::size_t i = 0; i < order.size();) {
-    std::size_t j = i;
-    while (j < order.size() && scores[order[j]] == scores[order[i]]) ++j;
-    const double average_rank = static_cast<double>(i + 1 + j) / 2.0;  // ranks i+1 .. j
-    for (std::size_t k = i; k < j; ++k)
-      if (labels[order[k]]) positive_rank_sum += average_rank, positives += 1;
-    i = j;
-  }
-  const double negatives = static_cast<double>(scores.size()) - positives;
-  if (positives == 0 || negatives == 0) return std::numeric_limits<double>::quiet_NaN();
-  return (positive_rank_sum - positives * (positives + 1) / 2) / (positives * negatives);
 }
 
 /// Logistic regression's fitting.

@@ -7,10 +7,10 @@
 //     queries each figure rests on, and a price per million prompt tokens,
 //     bytes / 4, that reproduces the model's mean cost per query) and the
 //     local analyser's labelled examples; a curve over the preference sweep;
-//   - "predictor": each model's calibrated P(right) from the prompt
-//     (llmgate::correctness_predictor) and its mean cost on the learning
-//     queries of the task label (all of them where a label has fewer than
-//     30), the model with the highest P - lambda * cost served;
+//   - "predictor": llmgate::predictive_router, each model's calibrated
+//     P(right) from the prompt and its cost expected from the prompt's
+//     length and task label, the model with the highest P - lambda * cost
+//     served;
 //   - "cascade" (where the data records the models' answers): per task
 //     label, the cascade plan with the highest mean score - lambda * mean
 //     cost (llmgate::cascade_planner), replayed on the recorded answers
@@ -20,6 +20,8 @@
 // queries alone, "match-best" and "95%" (llmgate::choose_cost_weight): the
 // predictor's from its out-of-fold predictions, the cascade's from plans
 // learned on 4/5 of the learning queries and replayed on the other fifth.
+// The cascade's curve is a hybrid: per query, the task's cascade unless
+// the predictor expects a single model to do better at that lambda.
 // Reference policies: each single model; random (the expectation of a
 // uniform choice); always the cheapest and always the most accurate model
 // on the learning queries; the oracle (per query the cheapest of the
@@ -39,7 +41,7 @@
 
 #include <llmgate/learn/cross_validation.hpp>
 #include <llmgate/route/cascade_plan.hpp>
-#include <llmgate/route/correctness_predictor.hpp>
+#include <llmgate/route/predictive_router.hpp>
 #include <llmgate/route/local_analyser.hpp>
 #include <llmgate/route/model_registry.hpp>
 #include <llmgate/route/preferences.hpp>
@@ -133,56 +135,6 @@ inline llmgate::router learn_router(const std::vector<std::string>& models, cons
                          llmgate::preferences(), llmgate::weighted_score{}, settings.router);
 }
 
-/// Each model's expected cost of a query: a straight line in the query's
-/// bytes, fitted by least squares to the learning queries of its task
-/// label (to all of them for a label with fewer than 30): what a query
-/// costs grows with its prompt, and the dearest queries matter most to the
-/// total.
-class expected_costs {
- public:
-  expected_costs(std::size_t models, std::span<const query> learning) : models_(models) {
-    std::map<std::string, std::vector<const query*>> by_label;
-    for (const auto& q : learning) {
-      by_label[std::string()].push_back(&q);
-      if (!q.task.empty()) by_label[q.task].push_back(&q);
-    }
-    for (const auto& [label, queries] : by_label)
-      if (label.empty() || queries.size() >= 30) lines_.emplace(label, fit(queries));
-  }
-
-  /// Per model, the expected cost of `q` (USD).
-  std::vector<double> of(const query& q) const {
-    auto at = lines_.find(q.task);
-    if (at == lines_.end()) at = lines_.find(std::string());
-    std::vector<double> cost(models_);
-    for (std::size_t m = 0; m < models_; ++m)
-      cost[m] = std::max(0.0, at->second[m].first + at->second[m].second * static_cast<double>(q.text.size()));
-    return cost;
-  }
-
- private:
-  // Per model, intercept and slope.
-  std::vector<std::pair<double, double>> fit(const std::vector<const query*>& queries) const {
-    const auto n = static_cast<double>(queries.size());
-    double mean_bytes = 0;
-    for (const auto* q : queries) mean_bytes += static_cast<double>(q->text.size()) / n;
-    double spread = 0;
-    for (const auto* q : queries) spread += (static_cast<double>(q->text.size()) - mean_bytes) * (static_cast<double>(q->text.size()) - mean_bytes);
-    std::vector<std::pair<double, double>> lines(models_);
-    for (std::size_t m = 0; m < models_; ++m) {
-      double mean_cost = 0, covariance = 0;
-      for (const auto* q : queries) mean_cost += q->cost[m] / n;
-      for (const auto* q : queries) covariance += (static_cast<double>(q->text.size()) - mean_bytes) * (q->cost[m] - mean_cost);
-      const double slope = spread > 0 ? covariance / spread : 0.0;
-      lines[m] = {mean_cost - slope * mean_bytes, slope};
-    }
-    return lines;
-  }
-
-  std::size_t models_;
-  std::map<std::string, std::vector<std::pair<double, double>>> lines_;  // "" -> all queries
-};
-
 /// The lambdas the predictor's and the cascade's curves are drawn over:
 /// from the cheapest and the dearest model's mean cost per query.
 inline std::vector<double> weight_ladder(std::span<const query> learning) {
@@ -197,17 +149,6 @@ inline std::vector<double> weight_ladder(std::span<const query> learning) {
   return llmgate::cost_weight_ladder(cheapest, dearest);
 }
 
-/// The best single model's mean score on `outcomes`.
-inline double best_single_accuracy(std::span<const query> outcomes) {
-  double best = 0;
-  for (std::size_t m = 0; m < outcomes.front().score.size(); ++m) {
-    double sum = 0;
-    for (const auto& q : outcomes) sum += q.score[m];
-    best = std::max(best, sum / static_cast<double>(outcomes.size()));
-  }
-  return best;
-}
-
 /// Every policy, learned from the learning queries (file comment).
 class learned_policies {
  public:
@@ -216,8 +157,7 @@ class learned_policies {
       : models_(models.size()),
         router_(learn_router(models, pointers(learning), settings)),
         sweep_(preference_sweep()),
-        predicted_(llmgate::correctness_predictor::fit(models, learning, settings.predictor)),
-        costs_(models.size(), learning),
+        routing_(llmgate::predictive_routing::learn(models, learning, settings.predictor, ladder)),
         ladder_(std::move(ladder)),
         cascades_(has_answers(learning)) {
     const auto& registry = router_.registry();
@@ -225,18 +165,8 @@ class learned_policies {
       if (*registry.card(m).blended_price() < *registry.card(cheapest_).blended_price()) cheapest_ = m;
       if (*registry.card(m).accuracy > *registry.card(best_).accuracy) best_ = m;
     }
-    const double best_single = best_single_accuracy(learning);
-    std::vector<llmgate::policy_result> out_of_fold(ladder_.size());
-    const auto n = static_cast<double>(learning.size());
-    for (std::size_t i = 0; i < ladder_.size(); ++i)
-      for (std::size_t r = 0; r < learning.size(); ++r) {
-        const auto m = llmgate::best_trade_off(predicted_.out_of_fold[r], costs_.of(learning[r]), ladder_[i]);
-        out_of_fold[i].accuracy += learning[r].score[m] / n;
-        out_of_fold[i].cost += learning[r].cost[m] / n;
-      }
-    for (const auto& target : chosen_targets())
-      predictor_choice_.push_back(llmgate::choose_cost_weight(target, best_single, ladder_, out_of_fold));
-    if (cascades_) learn_cascades(learning, best_single);
+    for (const auto& target : chosen_targets()) predictor_choice_.push_back(routing_.for_target(target).second);
+    if (cascades_) learn_cascades(learning);
   }
 
   /// The policies' names, in the order route() writes them.
@@ -277,8 +207,8 @@ class learned_policies {
       take(q.score[m], q.cost[m]);
     }
 
-    const auto p = predicted_.predictor.predict(q.text, q.task);
-    const auto expected = costs_.of(q);
+    const auto p = routing_.predictor().predict(q.text, q.task);
+    const auto expected = routing_.costs().of(q.text.size(), q.task);
     for (const double weight : ladder_) {
       const auto m = llmgate::best_trade_off(p, expected, weight);
       take(q.score[m], q.cost[m]);
@@ -303,7 +233,7 @@ class learned_policies {
   }
 
   const llmgate::router& router() const noexcept { return router_; }
-  const std::vector<llmgate::predictor_fit_report>& predictor_report() const noexcept { return predicted_.report; }
+  const std::vector<llmgate::predictor_fit_report>& predictor_report() const noexcept { return routing_.report(); }
   const std::vector<llmgate::chosen_cost_weight>& predictor_choices() const noexcept { return predictor_choice_; }
   const std::vector<llmgate::chosen_cost_weight>& cascade_choices() const noexcept { return cascade_choice_; }
 
@@ -339,7 +269,7 @@ class learned_policies {
 
   // The chosen lambdas from 5-fold replays of plans learned without the
   // fold; the curve and the chosen points from plans learned on all.
-  void learn_cascades(std::span<const query> learning, double best_single) {
+  void learn_cascades(std::span<const query> learning) {
     constexpr std::size_t folds = 5;
     const auto fold = llmgate::fold_assignment(learning.size(), folds, 1);
     std::vector<llmgate::policy_result> replayed(ladder_.size());
@@ -352,7 +282,8 @@ class learned_policies {
       for (std::size_t i = 0; i < ladder_.size(); ++i) {
         const auto plans = planner.plans_at(ladder_[i]);
         for (const auto r : llmgate::rows_of_fold(fold, f, true)) {
-          const auto result = hybrid(plans, predicted_.out_of_fold[r], costs_.of(learning[r]), ladder_[i],
+          const auto result = hybrid(plans, routing_.out_of_fold_probabilities()[r],
+                                     routing_.costs().of(learning[r].text.size(), learning[r].task), ladder_[i],
                                      learning[r], normal[r]);
           replayed[i].accuracy += result.score / static_cast<double>(learning.size());
           replayed[i].cost += result.cost / static_cast<double>(learning.size());
@@ -362,7 +293,8 @@ class learned_policies {
     const llmgate::cascade_planner planner(models_, learning);
     for (const double weight : ladder_) cascade_curve_.push_back(planner.plans_at(weight));
     for (const auto& target : chosen_targets()) {
-      cascade_choice_.push_back(llmgate::choose_cost_weight(target, best_single, ladder_, replayed));
+      cascade_choice_.push_back(
+          llmgate::choose_cost_weight(target, routing_.best_single_accuracy(), ladder_, replayed));
       cascade_chosen_.push_back(planner.plans_at(cascade_choice_.back().weight));
     }
   }
@@ -370,8 +302,7 @@ class learned_policies {
   std::size_t models_;
   llmgate::router router_;
   std::vector<llmgate::preferences> sweep_;
-  llmgate::correctness_fit predicted_;
-  expected_costs costs_;
+  llmgate::predictive_routing routing_;
   std::vector<double> ladder_;
   bool cascades_;
   std::size_t cheapest_ = 0, best_ = 0;

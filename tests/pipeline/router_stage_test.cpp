@@ -1,7 +1,8 @@
 // The router stage in a pipeline over the in-test upstream: a request
 // without a model (or "auto") goes out with the router's choice, one that
 // names its model keeps it, and feedback through the context reaches the
-// router's ledger.
+// router's ledger. A predictive_router in the same stage routes by what it
+// learned from outcomes, and takes no feedback.
 #include <boost/test/unit_test.hpp>
 
 #include <string>
@@ -10,6 +11,7 @@
 #include "llmgate/pipeline/backend_stage.hpp"
 #include "llmgate/pipeline/pipeline.hpp"
 #include "llmgate/pipeline/router_stage.hpp"
+#include "llmgate/route/predictive_router.hpp"
 #include "../backend/backend_fixture.hpp"
 
 using llmgate::test::reply;
@@ -67,6 +69,31 @@ BOOST_AUTO_TEST_CASE(feedback_through_the_context_reaches_the_router) {
   BOOST_TEST_REQUIRE(static_cast<bool>(context.feedback));
   context.feedback(false);
   BOOST_TEST(router.ledger().votes("code-model", "coding", "programming").down == 1u);
+}
+
+// "coder" answered every coding request right and no geography one,
+// "atlas" the reverse; both cost the same.
+BOOST_AUTO_TEST_CASE(a_predictive_router_sends_each_request_to_the_model_that_gets_its_kind_right) {
+  std::vector<llmgate::routing_outcome> outcomes;
+  const char* coding[] = {"write a python function to sort a list", "return the longest string in an array",
+                          "fix the loop in this function", "write a class for a stack in python"};
+  const char* geography[] = {"what is the capital of peru", "which river crosses the city of cairo",
+                             "name the highest mountain of the continent", "which country borders the ocean"};
+  for (int i = 0; i < 40; ++i) {
+    outcomes.push_back({coding[i % 4], {}, {1, 0}, {0.001, 0.001}, {}});
+    outcomes.push_back({geography[i % 4], {}, {0, 1}, {0.001, 0.001}, {}});
+  }
+  const auto routing = llmgate::predictive_routing::learn({"coder", "atlas"}, outcomes);
+  auto [predictive, choice] = routing.for_target(llmgate::routing_target::parse("match-best"));
+  llmgate::pipeline<llmgate::router_stage<llmgate::predictive_router>, llmgate::backend_stage<llmgate::openai_backend>>
+      predicted{llmgate::router_stage(predictive), llmgate::backend_stage(models)};
+  llmgate::request_context context;
+  const auto code = llmgate::complete_blocking(io, predicted, user_says("write a python function to sort a list", "auto"), context);
+  BOOST_TEST(code.content == "answered by coder");
+  BOOST_TEST(!context.feedback);
+  const auto place = llmgate::complete_blocking(io, predicted, user_says("what is the capital of peru", ""), context);
+  BOOST_TEST(place.content == "answered by atlas");
+  BOOST_TEST(context.route->model == "atlas");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

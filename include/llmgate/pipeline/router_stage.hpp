@@ -40,7 +40,9 @@ struct router_stage_options {
   std::vector<std::string> aliases = {};
 };
 
-/// Router: a basic_router, owned by the caller, alive while the pipeline runs.
+/// Router: a basic_router or a predictive_router (anything whose
+/// route(text) gives a routing_decision), owned by the caller, alive while
+/// the pipeline runs.
 template <class Router>
 class router_stage {
  public:
@@ -57,28 +59,38 @@ class router_stage {
   boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
     if (!routes(request.model)) co_return co_await next(request, context);
 
-    const std::string text = last_user_text(request);
-    auto decision = std::make_shared<const routing_decision>(
-        context.route_preferences ? router_->route(text, *context.route_preferences) : router_->route(text));
+    auto decision = std::make_shared<const routing_decision>(decide(last_user_text(request), context));
     request.model = std::string(decision->model);
     context.route = decision;
     chat_response response = co_await next(request, context);
     // A verdict on a cached answer judges the cache's match, not the model:
-    // only a fresh answer's verdict reaches the router.
-    if (context.cache == cache_outcome::miss) {
-      auto to_router = [router = router_, decision = std::move(decision)](bool good) { router->feedback(*decision, good); };
-      if (!context.feedback)
-        context.feedback = std::move(to_router);
-      else
-        context.feedback = [later = std::move(context.feedback), to_router = std::move(to_router)](bool good) {
-          later(good);
-          to_router(good);
-        };
+    // only a fresh answer's verdict reaches the router (one that takes them).
+    if constexpr (takes_feedback) {
+      if (context.cache == cache_outcome::miss) {
+        auto to_router = [router = router_, decision = std::move(decision)](bool good) { router->feedback(*decision, good); };
+        if (!context.feedback)
+          context.feedback = std::move(to_router);
+        else
+          context.feedback = [later = std::move(context.feedback), to_router = std::move(to_router)](bool good) {
+            later(good);
+            to_router(good);
+          };
+      }
     }
     co_return response;
   }
 
  private:
+  static constexpr bool takes_feedback = requires(Router& r, const routing_decision& d) { r.feedback(d, true); };
+
+  // Under the request's own preferences where it has them and the router
+  // weighs preferences (a predictive_router's target is fixed when it learns).
+  routing_decision decide(const std::string& text, const request_context& context) const {
+    if constexpr (requires(const Router& r, const preferences& p) { r.route(text, p); })
+      if (context.route_preferences) return router_->route(text, *context.route_preferences);
+    return router_->route(text);
+  }
+
   static std::string last_user_text(const chat_request& request) {
     for (auto message = request.messages.rbegin(); message != request.messages.rend(); ++message)
       if (message->role == "user") return content_text(*message);

@@ -63,10 +63,15 @@ class correctness_predictor {
   /// P(model m answers right) for each model, in models() order.
   std::vector<float> predict(std::string_view text, std::string_view task) const {
     const auto row = featurizer_.features(text, task);
-    std::vector<float> p(models_.size());
-    for (std::size_t m = 0; m < models_.size(); ++m)
-      p[m] = static_cast<float>(calibration_[m].probability(regression_[m].logit(row)));
-    return p;
+    const std::size_t models = models_.size();
+    std::vector<float> logit(bias_);
+    for (std::size_t k = 0; k < row.size(); ++k) {
+      const float value = row.value[k];
+      const float* weight = weight_by_feature_.data() + std::size_t{row.index[k]} * models;
+      for (std::size_t m = 0; m < models; ++m) logit[m] += value * weight[m];
+    }
+    for (std::size_t m = 0; m < models; ++m) logit[m] = static_cast<float>(calibration_[m].probability(logit[m]));
+    return logit;
   }
 
  private:
@@ -74,7 +79,10 @@ class correctness_predictor {
 
   std::vector<std::string> models_;
   prompt_featurizer featurizer_;
-  std::vector<logistic_regression> regression_;
+  // Feature after feature, every model's weight for it: a request's few
+  // hundred features each add to all the models' logits in one sweep.
+  std::vector<float> weight_by_feature_;
+  std::vector<float> bias_;  // per model
   std::vector<platt_scaling> calibration_;
 };
 
@@ -84,18 +92,19 @@ struct correctness_fit {
   std::vector<predictor_fit_report> report;     ///< per model
 };
 
-inline correctness_fit correctness_predictor::fit(std::vector<std::string> models,
+inline correctness_fit correctness_predictor::fit(std::vector<std::string> model_names,
                                                    std::span<const routing_outcome> outcomes,
                                                    const correctness_predictor_options& options) {
-  if (models.empty()) throw std::invalid_argument("correctness_predictor: no models to predict for");
+  if (model_names.empty()) throw std::invalid_argument("correctness_predictor: no models to predict for");
   if (outcomes.size() < options.folds || options.l2_grid.empty())
     throw std::invalid_argument("correctness_predictor: needs at least one outcome per fold and an l2 grid");
   for (const auto& o : outcomes)
-    if (o.score.size() != models.size())
+    if (o.score.size() != model_names.size())
       throw std::invalid_argument("correctness_predictor: an outcome's scores do not match the models");
 
   correctness_predictor predictor(options.features);
-  predictor.models_ = std::move(models);
+  const std::size_t models = model_names.size();
+  predictor.models_ = std::move(model_names);
   std::vector<std::string> texts;
   for (const auto& o : outcomes) texts.push_back(o.text);
   predictor.featurizer_.learn(texts);
@@ -103,11 +112,12 @@ inline correctness_fit correctness_predictor::fit(std::vector<std::string> model
   rows.reserve(outcomes.size());
   for (const auto& o : outcomes) rows.push_back(predictor.featurizer_.features(o.text, o.task));
   const std::size_t dimension = predictor.featurizer_.dimension(), n = outcomes.size();
+  predictor.weight_by_feature_.assign(dimension * models, 0.0f);
   const auto fold = fold_assignment(n, options.folds, options.seed);
 
   correctness_fit result{std::move(predictor), std::vector<std::vector<float>>(n), {}};
   auto& fitted = result.predictor;
-  for (std::size_t m = 0; m < fitted.models_.size(); ++m) {
+  for (std::size_t m = 0; m < models; ++m) {
     std::vector<float> outcome(n);
     for (std::size_t r = 0; r < n; ++r) outcome[r] = outcomes[r].score[m];
     predictor_fit_report best{fitted.models_[m], 0, std::numeric_limits<double>::infinity(),
@@ -139,7 +149,9 @@ inline correctness_fit correctness_predictor::fit(std::vector<std::string> model
     auto fitting = options.fitting;
     fitting.l2 = best.l2;
     fitting.seed = options.seed;
-    fitted.regression_.push_back(logistic_regression::fit(rows, outcome, dimension, fitting));
+    const auto regression = logistic_regression::fit(rows, outcome, dimension, fitting);
+    for (std::size_t j = 0; j < dimension; ++j) fitted.weight_by_feature_[j * models + m] = regression.weights()[j];
+    fitted.bias_.push_back(regression.bias());
     fitted.calibration_.push_back(platt_scaling::fit(best_logits, outcome));
     for (std::size_t r = 0; r < n; ++r)
       result.out_of_fold[r].push_back(static_cast<float>(fitted.calibration_.back().probability(best_logits[r])));

@@ -16,6 +16,7 @@
 // file.
 #include <cstdio>     // std::printf, std::fprintf
 #include <exception>  // std::exception
+#include <memory>     // std::unique_ptr
 #include <string>     // std::string
 
 #include <CLI/CLI.hpp>  // command line (Debian libcli11-dev)
@@ -51,11 +52,12 @@ int main(int argc, char** argv) {
 
   llmgate::gateway_config config;
   llmgate::schema_registry schemas;
+  std::unique_ptr<llmgate::gateway_router> router;
   try {
     config = llmgate::gateway_config::load(config_path);
     if (port >= 0) config.port = static_cast<unsigned short>(port);
     if (check_only) {
-      (void)llmgate::make_gateway_router(config);
+      router = llmgate::make_gateway_router(config);
       llmgate::load_prompt_schemas(config, schemas);
     }
   } catch (const std::exception& e) {
@@ -65,13 +67,14 @@ int main(int argc, char** argv) {
   if (check_only) {
     std::printf("%s: valid; %zu models, %zu backends, %s, %zu tenants, %zu PML schemas, listening on %s:%u\n",
                 config_path.c_str(), config.models.size(), config.backends.size(),
-                config.router ? "routing \"auto\"" : "no router", config.tenants.size(), schemas.list().size(),
-                config.address.c_str(), unsigned{config.port});
+                router ? ("routing \"auto\" with a " + router->description()).c_str() : "no router",
+                config.tenants.size(), schemas.list().size(), config.address.c_str(), unsigned{config.port});
     return valid;
   }
   llmgate::map_large_allocations();  // a long-running server: freed caches' memory goes back
   try {
     llmgate::gateway gateway(std::move(config), llmgate::gateway_parts{.shared = llmgate::redis::make_shared_tier});
+    if (const auto* chosen = gateway.router()) std::fprintf(stderr, "gateway: %s\n", chosen->description().c_str());
     gateway.run();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gateway: %s\n", e.what());

@@ -43,7 +43,6 @@
 
 #include <CLI/CLI.hpp>  // command line (Debian libcli11-dev)
 
-#include "route_eval/dataset.hpp"
 #include "route_eval/evaluation.hpp"
 #include "route_eval/report.hpp"
 #include "route_eval/settings.hpp"  // validated_settings
@@ -63,11 +62,11 @@ struct settings {
 };
 
 // A file's queries between the shares `from` and `to` of it.
-std::vector<const route_eval::query*> slice(const route_eval::dataset& d, double from, double to) {
-  const auto n = static_cast<double>(d.queries.size());
+std::vector<const route_eval::query*> slice(const llmgate::routing_dataset& d, double from, double to) {
+  const auto n = static_cast<double>(d.outcomes.size());
   std::vector<const route_eval::query*> part;
   for (auto i = static_cast<std::size_t>(from * n); i < static_cast<std::size_t>(to * n); ++i)
-    part.push_back(&d.queries[i]);
+    part.push_back(&d.outcomes[i]);
   return part;
 }
 
@@ -80,8 +79,8 @@ struct run {
 };
 
 // The runs of one format (the splits of the file comment).
-std::vector<run> runs_of(const settings& o, const std::vector<const route_eval::dataset*>& learning_sets,
-                         const std::vector<const route_eval::dataset*>& evaluated_sets) {
+std::vector<run> runs_of(const settings& o, const std::vector<const llmgate::routing_dataset*>& learning_sets,
+                         const std::vector<const llmgate::routing_dataset*>& evaluated_sets) {
   const auto limited = [&](std::vector<const route_eval::query*> part) {
     if (part.size() > o.limit) part.resize(o.limit);
     return part;
@@ -90,7 +89,7 @@ std::vector<run> runs_of(const settings& o, const std::vector<const route_eval::
     std::vector<const route_eval::query*> all;
     std::vector<std::string> from;
     for (const auto* d : learning_sets)
-      for (const auto& q : d->queries) all.push_back(&q), from.push_back(d->name);
+      for (const auto& q : d->outcomes) all.push_back(&q), from.push_back(d->name);
     const auto fold = llmgate::fold_assignment(all.size(), o.folds, 0);
     std::vector<run> runs(o.folds);
     std::map<std::string, std::size_t> taken;  // per dataset, for --limit
@@ -176,11 +175,11 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  std::vector<route_eval::dataset> learning_sets, evaluated_sets;
+  std::vector<llmgate::routing_dataset> learning_sets, evaluated_sets;
   try {
     const auto prices = std::filesystem::path(o.data) / "dcrouter" / "default_llm.json";
-    learning_sets = route_eval::read_folder(o.data, prices);
-    if (!o.eval.empty()) evaluated_sets = route_eval::read_folder(o.eval, prices);
+    learning_sets = llmgate::read_routing_folder(o.data, prices);
+    if (!o.eval.empty()) evaluated_sets = llmgate::read_routing_folder(o.eval, prices);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "route_eval: %s\n", e.what());
     return 2;
@@ -196,13 +195,13 @@ int main(int argc, char** argv) {
   try {
     for (auto* sets : {&learning_sets, &evaluated_sets})
       for (auto& d : *sets)
-        if (models_of.contains(d.format)) route_eval::order_models_as(d, models_of.at(d.format));
+        if (models_of.contains(d.format)) llmgate::order_models_as(d, models_of.at(d.format));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "route_eval: %s\n", e.what());
     return 2;
   }
 
-  std::map<std::string, std::vector<const route_eval::dataset*>> learning_by_format, evaluated_by_format;
+  std::map<std::string, std::vector<const llmgate::routing_dataset*>> learning_by_format, evaluated_by_format;
   for (const auto& d : learning_sets) learning_by_format[d.format].push_back(&d);
   for (auto& d : evaluated_sets) evaluated_by_format[d.format].push_back(&d);
 
@@ -216,7 +215,7 @@ int main(int argc, char** argv) {
     }
     const auto& models = models_of.at(format);
     std::vector<route_eval::query> all_learning;
-    for (const auto* d : learning) all_learning.insert(all_learning.end(), d->queries.begin(), d->queries.end());
+    for (const auto* d : learning) all_learning.insert(all_learning.end(), d->outcomes.begin(), d->outcomes.end());
     const auto ladder = route_eval::weight_ladder(all_learning);  // one for every run: their curves add up
 
     route_eval::routed_queries routed;

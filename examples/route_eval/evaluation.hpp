@@ -48,11 +48,14 @@
 #include <llmgate/route/router.hpp>
 #include <llmgate/route/routing_target.hpp>
 #include <llmgate/route/text_features.hpp>
+#include <llmgate/tools/routing_outcomes.hpp>  // routing_dataset, read_routing_folder
 
-#include "dataset.hpp"
 #include "settings.hpp"  // router_settings
 
 namespace route_eval {
+
+/// One query with every model's outcome (tools/routing_outcomes.hpp reads them).
+using query = llmgate::routing_outcome;
 
 /// A policy's accuracy (0..1) and total cost (USD) on the evaluated queries.
 struct point {

@@ -7,6 +7,7 @@
 #include "llmgate/embed.hpp"
 #include "llmgate/error.hpp"
 #include "llmgate/index.hpp"
+#include "llmgate/learn.hpp"
 #include "llmgate/pipeline.hpp"
 #include "llmgate/prompt.hpp"
 #include "llmgate/route.hpp"

@@ -16,7 +16,7 @@
 #include "llmgate/eval/evaluation_file.hpp"  // evaluation_file
 #include "llmgate/eval/gguf_info.hpp"        // read_gguf_info
 #include "llmgate/eval/judge_verdict.hpp"    // parse_judge_verdict
-#include "llmgate/eval/rating_csv.hpp"       // detail::rating::parse_csv
+#include "llmgate/detail/csv_records.hpp"    // detail::parse_csv (the rating import's CSV reader)
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
@@ -38,8 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       }
       case 2: {
-        std::vector<llmgate::detail::rating::csv_error> errors;
-        (void)llmgate::detail::rating::parse_csv(bytes, errors);
+        std::vector<llmgate::detail::csv_error> errors;
+        (void)llmgate::detail::parse_csv(bytes, errors);
         break;
       }
       case 3: {

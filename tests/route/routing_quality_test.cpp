@@ -189,6 +189,10 @@ BOOST_AUTO_TEST_CASE(the_cost_weight_chosen_for_a_target_is_the_hand_computed_on
   BOOST_TEST(too_tight.weight == 2.0);
   BOOST_CHECK_THROW(choose_cost_weight(routing_target{}, 0.9, ladder, std::vector<policy_result>(3)),
                     std::invalid_argument);
+  // Weights 1, 2 and 3 do the same: the middle one is taken, not the edge.
+  const std::vector<double> plateau{0, 1, 2, 3, 4};
+  const std::vector<policy_result> same{{0.9, 10}, {0.9, 5}, {0.9, 5}, {0.9, 5}, {0.7, 1}};
+  BOOST_TEST(choose_cost_weight(routing_target::parse("match-best"), 0.9, plateau, same).weight == 2.0);
   BOOST_TEST(best_trade_off(std::vector<float>{0.9f, 0.8f}, std::vector<double>{10, 1}, 0.0) == 0u);
   BOOST_TEST(best_trade_off(std::vector<float>{0.9f, 0.8f}, std::vector<double>{10, 1}, 0.02) == 1u);  // 0.7 < 0.78
 }

@@ -215,6 +215,13 @@ BOOST_AUTO_TEST_CASE(composed_mistakes_are_refused_by_name) {
                "config: router.aliases[1] is \"coder\", a model of its own; an alias must name no model");
   BOOST_TEST(refusal(composed_with("router", R"({"preferences": "speed=1"})")).starts_with(
       "config: router.preferences cannot be read: "));
+  refused_with(composed_with("router", R"({"mode": "predictor"})"),
+               "config: router.outcomes is needed with mode \"predictor\": the outcomes it learns from");
+  refused_with(composed_with("router", R"({"mode": "predictor", "outcomes": "o.csv", "registry": "r.json"})"),
+               "config: router.registry is for mode \"registry\"; a predictor learns from router.outcomes");
+  refused_with(composed_with("router", R"({"outcomes": "o.csv"})"), "config: router.outcomes is for mode \"predictor\"");
+  BOOST_TEST(refusal(composed_with("router", R"({"mode": "predictor", "outcomes": "o.csv", "target": "most"})"))
+                 .starts_with("config: router.target cannot be read: routing target 'most': expected match-best"));
   refused_with(composed_with("semantic_cache", R"({"eviction": {"policy": "fifo"}})"),
                "config: semantic_cache.eviction.policy must be one of \"lru\", \"lfu\", \"cost_aware\" (not \"fifo\")");
   refused_with(composed_with("semantic_cache", R"({"ttl_seconds": -1})"),

@@ -1,7 +1,8 @@
 // The composed gateway end to end over real sockets: a request for each
 // backend kind against the in-test upstream, models with their own
 // backends, model "auto" routed by the router (inline cards, and a
-// registry learned from the shared routing data where it is present),
+// registry learned from the shared routing data where it is present, and
+// predictors learned from an outcomes file),
 // feedback reaching the router's ledger and the cache, cache lifetimes on
 // a clock the test moves, a stage of the program's own, and configs the
 // gateway refuses to start with.
@@ -9,6 +10,7 @@
 #include <chrono>      // std::chrono
 #include <cstdio>      // std::tmpfile
 #include <filesystem>  // std::filesystem::exists
+#include <fstream>     // std::ofstream
 #include <map>         // std::map
 #include <memory>      // std::make_shared
 #include <string>      // std::string
@@ -19,7 +21,8 @@
 #include "../backend/upstream_server.hpp"
 #include "llmgate/server/gateway.hpp"
 #include "gateway_client.hpp"
-#include "../../examples/route_eval/dataset.hpp"  // route_eval::read_routerbench
+#include "../temporary_directory.hpp"
+#include "llmgate/tools/routing_outcomes.hpp"  // read_routerbench
 
 namespace {
 
@@ -195,20 +198,20 @@ BOOST_AUTO_TEST_CASE(auto_routes_by_a_registry_learned_from_the_shared_routing_d
     BOOST_TEST_MESSAGE("skipped: " << folder << " is absent (evaluation data lives in ../shared/data)");
     return;
   }
-  const auto coding = route_eval::read_routerbench(folder / "mbpp_train.csv");
-  const auto commonsense = route_eval::read_routerbench(folder / "winograde_train.csv");
+  const auto coding = llmgate::read_routerbench(folder / "mbpp_train.csv");
+  const auto commonsense = llmgate::read_routerbench(folder / "winograde_train.csv");
   struct figures { double coding = 0, overall = 0, usd_per_token = 0; };
   std::map<std::string, figures> by_model;
   for (std::size_t m = 0; m < coding.models.size(); ++m) {
     double right = 0, cost = 0, tokens = 0;
-    for (const auto& q : coding.queries) right += q.score[m], cost += q.cost[m], tokens += q.text.size() / 4.0 + 256;
-    by_model[coding.models[m]].coding = right / coding.queries.size();
+    for (const auto& q : coding.outcomes) right += q.score[m], cost += q.cost[m], tokens += q.text.size() / 4.0 + 256;
+    by_model[coding.models[m]].coding = right / coding.outcomes.size();
     by_model[coding.models[m]].usd_per_token = cost / tokens;
   }
   for (std::size_t m = 0; m < commonsense.models.size(); ++m) {
     double right = 0;
-    for (const auto& q : commonsense.queries) right += q.score[m];
-    by_model[commonsense.models[m]].overall = right / commonsense.queries.size();
+    for (const auto& q : commonsense.outcomes) right += q.score[m];
+    by_model[commonsense.models[m]].overall = right / commonsense.outcomes.size();
   }
   std::string coder = by_model.begin()->first, cheapest = coder;
   for (const auto& [name, f] : by_model) {
@@ -242,6 +245,43 @@ BOOST_AUTO_TEST_CASE(auto_routes_by_a_registry_learned_from_the_shared_routing_d
   BOOST_TEST(ask(server.port(), "hi! how are you doing today?", "auto", &headers) == "answered by " + cheapest);
   BOOST_TEST(headers["x-llmgate-model"] == cheapest, headers["x-llmgate-route"]);
   BOOST_TEST(headers["x-llmgate-backend"] == "cheap-backend");
+}
+
+// Mode "predictor": an outcomes file in RouterBench's shape (written here)
+// where the code model answered every coding request right and the cheap
+// model none, both answered every chat request right, and the code model
+// costs ten times as much. Learned to match the best model, the router
+// sends coding to the code model and chat to the cheap one.
+BOOST_AUTO_TEST_CASE(auto_routes_by_predictors_learned_from_an_outcomes_file) {
+  temporary_directory folder;
+  const auto outcomes = folder.path() / "outcomes.csv";
+  {
+    std::ofstream out(outcomes);
+    out << ",sample_id,prompt,eval_name,code-model,cheap-chat,code-model|model_response,cheap-chat|model_response,"
+           "code-model|total_cost,cheap-chat|total_cost,oracle_model_to_route_to\n";
+    const char* coding[] = {"Write a Python function that merges two sorted lists", "Fix the loop in this function",
+                            "Write a class for a stack in Python", "Return the longest string in an array"};
+    const char* chat[] = {"tell me a joke", "how are you today", "say something nice", "tell me a story"};
+    for (int i = 0; i < 40; ++i) {
+      out << i << ",c" << i << ",\"['" << coding[i % 4] << "']\",code,1.0,0.0,['def'],['no'],0.01,0.001,code-model\n";
+      out << i << ",t" << i << ",\"['" << chat[i % 4] << "']\",chat,1.0,1.0,['hi'],['hi'],0.01,0.001,cheap-chat\n";
+    }
+  }
+  upstream_server upstream;
+  upstream.on("/v1/chat/completions", echo_model);
+  upstream.start();
+  auto config = routed_config(upstream.url("/v1"));
+  config.router = router_config{.mode = "predictor", .outcomes = outcomes, .target = "match-best"};
+  gateway server(std::move(config), nullptr);
+  BOOST_TEST(server.router()->registry_router() == nullptr);
+  BOOST_TEST(server.router()->description().starts_with("predictor over 2 models learned from 80 outcomes in '"),
+             server.router()->description());
+  server.start();
+  std::map<std::string, std::string> headers;
+  BOOST_TEST(ask(server.port(), coding_question, "auto", &headers) == "answered by code-model-v2");
+  BOOST_TEST(headers["x-llmgate-route"].starts_with("predictor; chance right 0.9"), headers["x-llmgate-route"]);
+  BOOST_TEST(ask(server.port(), "tell me a joke", "auto", &headers) == "answered by cheap-chat");
+  BOOST_TEST(headers["x-llmgate-model"] == "cheap-chat");
 }
 
 BOOST_AUTO_TEST_CASE(a_routed_request_is_logged_with_its_model_and_reasons) {
@@ -298,8 +338,8 @@ BOOST_AUTO_TEST_CASE(feedback_on_a_fresh_answer_reaches_the_router_and_on_a_hit_
                 "key-acme").status;
   };
   BOOST_TEST(feedback(miss_id, true) == 200u);  // a miss: the router alone hears it
-  const auto& ledger = server.router()->ledger();
-  const auto task = server.router()->analyser().analyse(coding_question);
+  const auto& ledger = server.router()->registry_router()->ledger();
+  const auto task = server.router()->registry_router()->analyser().analyse(coding_question);
   BOOST_TEST(ledger.votes("code-model", task.task_type, task.domain).up == 1u);
 
   ask(server.port(), coding_question, "auto", &headers, &hit_id);
@@ -369,6 +409,26 @@ BOOST_AUTO_TEST_CASE(configs_it_cannot_serve_keep_it_from_starting) {
   BOOST_TEST(refusal(config).starts_with("config: router has no models to route over"), refusal(config));
   config.router->registry = "/nonexistent/registry.json";
   BOOST_TEST(refusal(config).starts_with("config: router.registry cannot be used"), refusal(config));
+  config.router = router_config{.mode = "predictor"};
+  BOOST_TEST(refusal(config).starts_with("config: router.outcomes is needed with mode \"predictor\""), refusal(config));
+  config.router->outcomes = "/nonexistent/outcomes.csv";
+  BOOST_TEST(refusal(config).starts_with("config: router.outcomes cannot be used: cannot read routing outcomes from"),
+             refusal(config));
+  config.router->target = "most";
+  BOOST_TEST(refusal(config).starts_with("config: router.target cannot be read"), refusal(config));
+  config.router->mode = "oracle";
+  BOOST_TEST(refusal(config) == "config: router.mode is \"oracle\"; expected \"registry\" or \"predictor\"");
+  {
+    temporary_directory folder;
+    std::ofstream(folder.path() / "outcomes.json")
+        << R"([{"question": "q", "scores": {"m": 1.0, "stranger": 0.0}}])";
+    auto prices = std::make_shared<price_table>();
+    prices->set("stranger", {});
+    prices->set("m", {});
+    config.prices = prices;
+    config.router = router_config{.mode = "predictor", .outcomes = folder.path() / "outcomes.json"};
+    BOOST_TEST(refusal(config) == "config: router.outcomes has outcomes of model \"stranger\", which is not in models");
+  }
   config.router.reset();
 
   // A "shared" section needs a program that gives the gateway a shared tier.

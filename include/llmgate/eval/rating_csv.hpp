@@ -27,6 +27,7 @@
 #include <utility>      // std::move
 #include <vector>       // std::vector
 
+#include "llmgate/detail/csv_records.hpp"       // parse_csv
 #include "llmgate/error.hpp"                   // llmgate::error, errc
 #include "llmgate/eval/detail/report_text.hpp"  // report_detail::csv_row
 #include "llmgate/eval/rating_assignment.hpp"  // rating_catalog, rater_batch
@@ -35,87 +36,6 @@
 
 namespace llmgate::inline v0 {
 
-namespace detail::rating {
-
-/// One record of a CSV file and the line it starts on (1-based).
-struct csv_record {
-  std::size_t line = 0;
-  std::vector<std::string> fields;
-};
-
-/// What is wrong on a line.
-struct csv_error {
-  std::size_t line = 0;
-  std::string what;
-};
-
-/// Splits `text` into records (RFC 4180, CRLF or LF line ends). Appends
-/// what is wrong to `errors`; records the parse could not finish are left out.
-inline std::vector<csv_record> parse_csv(std::string_view text, std::vector<csv_error>& errors) {
-  std::vector<csv_record> records;
-  std::size_t line = 1;
-  std::size_t i = 0;
-  const auto at_line_end = [&](std::size_t at) {
-    return at < text.size() && (text[at] == '\n' || (text[at] == '\r' && at + 1 < text.size() && text[at + 1] == '\n'));
-  };
-  const auto skip_line_end = [&] {
-    i += text[i] == '\r' ? 2 : 1;
-    ++line;
-  };
-  while (i < text.size()) {
-    csv_record record{.line = line, .fields = {}};
-    bool broken = false;
-    for (;;) {  // one field each turn
-      std::string field;
-      if (i < text.size() && text[i] == '"') {
-        const std::size_t opened = line;
-        ++i;
-        bool closed = false;
-        while (i < text.size()) {
-          if (text[i] == '"') {
-            if (i + 1 < text.size() && text[i + 1] == '"') {
-              field += '"';
-              i += 2;
-              continue;
-            }
-            ++i;
-            closed = true;
-            break;
-          }
-          if (text[i] == '\n') ++line;
-          field += text[i++];
-        }
-        if (!closed) {
-          errors.push_back({opened, "a quoted field is not closed"});
-          return records;
-        }
-        if (i < text.size() && text[i] != ',' && !at_line_end(i)) {
-          errors.push_back({line, "characters after a quoted field's closing quote"});
-          broken = true;
-        }
-      }
-      while (i < text.size() && text[i] != ',' && !at_line_end(i)) {
-        if (text[i] == '"' && !broken) {
-          errors.push_back({line, "a quote inside a field that does not start with one"});
-          broken = true;
-        }
-        field += text[i++];
-      }
-      record.fields.push_back(std::move(field));
-      if (i < text.size() && text[i] == ',') {
-        ++i;
-        continue;
-      }
-      if (i < text.size()) skip_line_end();
-      break;
-    }
-    const bool blank = record.fields.size() == 1 && record.fields.front().empty();
-    if (!broken && !blank) records.push_back(std::move(record));
-  }
-  return records;
-}
-
-}  // namespace detail::rating
 
 /// The CSV header line's fields.
 inline constexpr std::string_view rating_csv_header = "item_id,prompt,response,score";
@@ -147,8 +67,8 @@ inline std::string export_rating_csv(const rating_catalog& catalog, const rater_
 inline std::size_t import_rating_csv(run_store& store, const rating_catalog& catalog, const rater_batch& batch,
                                      std::string_view text, std::string_view name, std::int64_t at_unix_ms) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  std::vector<detail::rating::csv_error> errors;
-  const auto records = detail::rating::parse_csv(text, errors);
+  std::vector<detail::csv_error> errors;
+  const auto records = detail::parse_csv(text, errors);
   std::vector<rating_record> ratings;
   if (records.empty() || records.front().line != 1) {
     errors.push_back({1, "the header " + std::string(rating_csv_header) + " is missing"});
@@ -210,8 +130,8 @@ inline std::size_t import_rating_csv(run_store& store, const rating_catalog& cat
 inline const rater_batch& rating_csv_batch(const rating_catalog& catalog, std::span<const rater_batch> batches,
                                            std::string_view text, std::string_view name) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  std::vector<detail::rating::csv_error> ignored;  // import_rating_csv reports them
-  const auto records = detail::rating::parse_csv(text, ignored);
+  std::vector<detail::csv_error> ignored;  // import_rating_csv reports them
+  const auto records = detail::parse_csv(text, ignored);
   std::vector<std::string_view> keys;
   for (std::size_t r = 1; r < records.size(); ++r)
     if (const rating_item* item = catalog.by_id(records[r].fields.front())) keys.push_back(item->request_key);

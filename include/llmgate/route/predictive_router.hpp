@@ -48,6 +48,7 @@ class predictive_router {
     const auto p = predictor_->predict(request, task);
     const auto cost = costs_->of(request.size(), task);
     routing_decision d;
+    d.policy = "predictor";
     d.task.task_type = std::string(task);
     const auto& models = predictor_->models();
     for (std::size_t m = 0; m < models.size(); ++m)

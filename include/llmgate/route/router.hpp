@@ -84,6 +84,7 @@ struct ranked_model {
 };
 
 struct routing_decision {
+  std::string_view policy = "registry";  ///< how it was chosen: "registry" (basic_router), "predictor" (predictive_router)
   std::size_t model_index = 0;
   std::string_view model;    ///< the chosen model's name (owned by the router's registry)
   std::string_view backend;  ///< its backend; empty: the default one
@@ -95,6 +96,15 @@ struct routing_decision {
   /// One line for logs: what was chosen, why, and the runner-up.
   std::string reasons() const {
     std::string text = "chose " + std::string(model);
+    if (policy == "predictor") {
+      if (!ranking.empty())
+        text += " by its predicted chance of answering right, " + number(ranking[0].expected_accuracy) +
+                ", less the cost weight times its expected cost (score " + number(ranking[0].score) + ")";
+      if (ranking.size() > 1)
+        text += "; runner-up " + std::string(ranking[1].model) + " (chance " + number(ranking[1].expected_accuracy) +
+                ", score " + number(ranking[1].score) + ")";
+      return text;
+    }
     if (!ranking.empty()) text += " (score " + number(ranking[0].score) + ", expected accuracy " +
                                   number(ranking[0].expected_accuracy) + ")";
     text += " for task '" + task.task_type + "' in domain '" + task.domain + "', complexity " +

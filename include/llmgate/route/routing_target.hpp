@@ -10,7 +10,8 @@
 // with the highest P(right) - lambda * expected cost" by trying every
 // lambda on the training outcomes: of the lambdas that meet the target,
 // the cheapest (for a cost cap, the most accurate); when none does, the
-// most accurate (for a cost cap, the cheapest), and it says so.
+// most accurate (for a cost cap, the cheapest), and it says so. Of
+// neighbouring lambdas with the same result, the middle one.
 #pragma once
 
 #include <charconv>      // std::from_chars
@@ -99,6 +100,26 @@ struct chosen_cost_weight {
   bool met = false;      ///< false: no weight meets the target; the most accurate was taken
 };
 
+namespace detail {
+
+// Of the run of neighbouring weights around `weight` whose results are the
+// same, the middle one: the learned predictions change a little once
+// refitted on every outcome, and a weight at the edge of its run would
+// then move requests the run's others keep where they are.
+inline double middle_of_plateau(std::span<const double> ladder, std::span<const policy_result> results, double weight) {
+  std::size_t at = 0;
+  while (ladder[at] != weight) ++at;
+  const auto same = [&](std::size_t i) {
+    return results[i].accuracy == results[at].accuracy && results[i].cost == results[at].cost;
+  };
+  std::size_t first = at, last = at;
+  while (first > 0 && same(first - 1)) --first;
+  while (last + 1 < ladder.size() && same(last + 1)) ++last;
+  return ladder[(first + last) / 2];
+}
+
+}  // namespace detail
+
 /// The weight for `target` (file comment) among `ladder`, from `results`:
 /// what the policy does with each of those weights on outcomes it was not
 /// fitted on. `best_single`: the best single model's accuracy on those
@@ -123,11 +144,10 @@ inline chosen_cost_weight choose_cost_weight(const routing_target& target, doubl
     const bool better_fallback = capped ? r.cost < fallback.result.cost : r.accuracy > fallback.result.accuracy;
     if (!have_fallback || better_fallback) fallback.weight = weight, fallback.result = r, have_fallback = true;
   }
-  if (!choice.met) {
-    fallback.wanted_accuracy = choice.wanted_accuracy;
-    return fallback;
-  }
-  return choice;
+  auto& chosen = choice.met ? choice : fallback;
+  chosen.wanted_accuracy = choice.wanted_accuracy;
+  chosen.weight = detail::middle_of_plateau(ladder, results, chosen.weight);
+  return chosen;
 }
 
 }  // namespace llmgate::inline v0

@@ -47,6 +47,7 @@
 #include "llmgate/error.hpp"                       // errc
 #include "llmgate/route/model_registry.hpp"        // model_registry (routing cards are checked by it)
 #include "llmgate/route/preferences.hpp"           // preferences::parse (router.preferences is checked)
+#include "llmgate/route/routing_target.hpp"        // routing_target::parse (router.target is checked)
 
 namespace llmgate::inline v0 {
 
@@ -63,9 +64,14 @@ struct model_config {
 
 struct router_config {
   std::vector<std::string> aliases = {"auto"};        ///< models that ask the router to choose
-  std::string preferences = "balanced";               ///< preferences::parse form
-  std::optional<std::filesystem::path> registry = {};  ///< a model_registry file instead of the models' routing
-  std::optional<std::filesystem::path> examples = {};  ///< labelled requests for the local analyser (JSON lines)
+  /// "registry": the models' ratings weighed by preferences (route/router.hpp);
+  /// "predictor": learned from `outcomes` (route/predictive_router.hpp).
+  std::string mode = "registry";
+  std::string preferences = "balanced";               ///< preferences::parse form (registry)
+  std::optional<std::filesystem::path> registry = {};  ///< a model_registry file instead of the models' routing (registry)
+  std::optional<std::filesystem::path> examples = {};  ///< labelled requests for the local analyser, JSON lines (registry)
+  std::optional<std::filesystem::path> outcomes = {};  ///< RouterBench CSV or dcrouter JSON (predictor)
+  std::string target = "match-best";                  ///< routing_target::parse form (predictor)
 };
 
 /// Who leaves a full cache, and how long an answer may be served.
@@ -361,13 +367,28 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
       if (model_names.contains(router->aliases[i]))
         refuse(where, "is \"" + router->aliases[i] + "\", a model of its own; an alias must name no model");
     }
-    const bool any_routing = std::any_of(models.begin(), models.end(), [](const auto& m) { return !m.routing.empty(); });
-    if (!router->registry && !any_routing)
-      refuse("router", "has no models to route over: give models \"routing\" metrics or router.registry");
-    try {
-      (void)preferences::parse(router->preferences);
-    } catch (const std::invalid_argument& e) {
-      refuse("router.preferences", std::string("cannot be read: ") + e.what());
+    if (router->mode == "predictor") {
+      if (!router->outcomes) refuse("router.outcomes", "is needed with mode \"predictor\": the outcomes it learns from");
+      if (router->registry || router->examples)
+        refuse(router->registry ? "router.registry" : "router.examples",
+               "is for mode \"registry\"; a predictor learns from router.outcomes");
+      try {
+        (void)routing_target::parse(router->target);
+      } catch (const std::invalid_argument& e) {
+        refuse("router.target", std::string("cannot be read: ") + e.what());
+      }
+    } else if (router->mode == "registry") {
+      if (router->outcomes) refuse("router.outcomes", "is for mode \"predictor\"");
+      const bool any_routing = std::any_of(models.begin(), models.end(), [](const auto& m) { return !m.routing.empty(); });
+      if (!router->registry && !any_routing)
+        refuse("router", "has no models to route over: give models \"routing\" metrics or router.registry");
+      try {
+        (void)preferences::parse(router->preferences);
+      } catch (const std::invalid_argument& e) {
+        refuse("router.preferences", std::string("cannot be read: ") + e.what());
+      }
+    } else {
+      refuse("router.mode", "is \"" + router->mode + "\"; expected \"registry\" or \"predictor\"");
     }
   }
 
@@ -571,8 +592,11 @@ inline gateway_config gateway_config::from_json(const boost::json::value& value,
   config.prices = std::move(prices);
 
   if (const auto* router = read::object(root, "router", "")) {
-    only_known_keys(*router, "router", {"aliases", "preferences", "registry", "examples"});
+    only_known_keys(*router, "router", {"aliases", "mode", "preferences", "registry", "examples", "outcomes", "target"});
     router_config r;
+    r.mode = read::string(*router, "mode", "router", r.mode);
+    r.target = read::string(*router, "target", "router", r.target);
+    if (const auto outcomes = read::string(*router, "outcomes", "router"); !outcomes.empty()) r.outcomes = outcomes;
     if (router->contains("aliases")) r.aliases = read::strings(*router, "aliases", "router");
     if (std::find(r.aliases.begin(), r.aliases.end(), "auto") == r.aliases.end()) r.aliases.insert(r.aliases.begin(), "auto");
     r.preferences = read::string(*router, "preferences", "router", r.preferences);

@@ -189,10 +189,18 @@ inline bool write_svg(const std::filesystem::path& path, const dataset_result& r
       out << format(R"(<path d="M%.1f %.1f l6 6 l-6 6 l-6 -6 z" fill="%s" stroke="#000"><title>%s</title></path>)",
                     x(p.cost), y(p.accuracy) - 6, colour, detail::xml_escaped(p.policy).c_str())
           << '\n';
-    out << format(R"(<text x="%g" y="%g" fill="%s">%s (curve; diamonds: chosen on learning data)</text>)",
-                  width - right + 10, upper + 10 + 14.0 * static_cast<double>(i), colour, f.name.c_str())
+    out << format(R"(<text x="%g" y="%g" fill="%s">%s</text>)", width - right + 10,
+                  upper + 10 + 14.0 * static_cast<double>(i), colour, f.name.c_str())
         << '\n';
   }
+  out << format(R"(<text x="%g" y="%g">diamonds: chosen on the</text><text x="%g" y="%g">learning queries</text>)",
+                width - right + 10, upper + 10 + 14.0 * static_cast<double>(r.families.size()), width - right + 10,
+                upper + 24 + 14.0 * static_cast<double>(r.families.size()))
+      << '\n';
+  for (const auto& p : r.singles)
+    out << format(R"(<circle cx="%.1f" cy="%.1f" r="4" fill="#999"/><text x="%.1f" y="%.1f" fill="#666">%s</text>)",
+                  x(p.cost), y(p.accuracy), x(p.cost) + 6, y(p.accuracy) + 4, detail::xml_escaped(p.policy).c_str())
+        << '\n';
   const char* colours[] = {"#2ca02c", "#ff7f0e", "#9467bd", "#d62728"};
   const point marked[] = {r.random, r.cheapest, r.best, r.oracle};
   for (std::size_t i = 0; i < 4; ++i)

@@ -96,7 +96,9 @@ std::vector<run> runs_of(const settings& o, const std::vector<const llmgate::rou
     for (std::size_t i = 0; i < all.size(); ++i) {
       for (std::size_t f = 0; f < o.folds; ++f)
         if (fold[i] != f) runs[f].learning.push_back(*all[i]);
-      if (taken[from[i]]++ < o.limit) runs[fold[i]].evaluated.push_back(all[i]), runs[fold[i]].evaluated_from.push_back(from[i]);
+      if (taken[from[i]]++ >= o.limit) continue;
+      runs[fold[i]].evaluated.push_back(all[i]);
+      runs[fold[i]].evaluated_from.push_back(from[i]);
     }
     return runs;
   }
@@ -216,7 +218,7 @@ int main(int argc, char** argv) {
     const auto& models = models_of.at(format);
     std::vector<route_eval::query> all_learning;
     for (const auto* d : learning) all_learning.insert(all_learning.end(), d->outcomes.begin(), d->outcomes.end());
-    const auto ladder = route_eval::weight_ladder(all_learning);  // one for every run: their curves add up
+    const auto ladder = llmgate::cost_weight_ladder(all_learning);  // one for every run: their curves add up
 
     route_eval::routed_queries routed;
     routed.models = models.size();

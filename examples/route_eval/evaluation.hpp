@@ -138,20 +138,6 @@ inline llmgate::router learn_router(const std::vector<std::string>& models, cons
                          llmgate::preferences(), llmgate::weighted_score{}, settings.router);
 }
 
-/// The lambdas the predictor's and the cascade's curves are drawn over:
-/// from the cheapest and the dearest model's mean cost per query.
-inline std::vector<double> weight_ladder(std::span<const query> learning) {
-  double cheapest = std::numeric_limits<double>::infinity(), dearest = 0;
-  const auto n = static_cast<double>(learning.size());
-  for (std::size_t m = 0; m < learning.front().cost.size(); ++m) {
-    double mean = 0;
-    for (const auto& q : learning) mean += q.cost[m] / n;
-    if (mean > 0) cheapest = std::min(cheapest, mean);
-    dearest = std::max(dearest, mean);
-  }
-  return llmgate::cost_weight_ladder(cheapest, dearest);
-}
-
 /// Every policy, learned from the learning queries (file comment).
 class learned_policies {
  public:

@@ -8,7 +8,7 @@
 // then refitted on all of them; the calibration (Platt scaling) is fitted
 // on the chosen penalty's out-of-fold logits. fit() also hands back those
 // out-of-fold probabilities, which is what a knob is chosen on
-// (cost_weight.hpp), and each model's Brier score against the base rate's,
+// (routing_target.hpp), and each model's Brier score against the base rate's,
 // the figure that says whether the prompt tells anything about the model.
 #pragma once
 
@@ -34,6 +34,7 @@ namespace llmgate::inline v0 {
 struct correctness_predictor_options {
   prompt_featurizer_options features;
   logistic_regression_options fitting;    ///< its l2 is replaced by the grid's choice
+  /// Around what `route_eval --folds 5 --predictor-l2 ...` chooses on RouterBench and dcrouter.
   std::vector<double> l2_grid{1e-3, 3e-3, 1e-2, 3e-2, 1e-1, 3e-1};
   std::size_t folds = 5;
   std::uint64_t seed = 0;                 ///< the folds' and the fitting's
@@ -55,7 +56,7 @@ class correctness_predictor {
   /// Fits one predictor per model on `outcomes` (each with a score per
   /// model). Throws std::invalid_argument for no models, fewer outcomes
   /// than folds, or an outcome whose scores do not match the models.
-  static correctness_fit fit(std::vector<std::string> models, std::span<const routing_outcome> outcomes,
+  static correctness_fit fit(std::vector<std::string> model_names, std::span<const routing_outcome> outcomes,
                              const correctness_predictor_options& options = {});
 
   const std::vector<std::string>& models() const noexcept { return models_; }

@@ -35,6 +35,20 @@
 
 namespace llmgate::inline v0 {
 
+/// The weights worth trying on `outcomes`: cost_weight_ladder between the
+/// cheapest and the dearest model's mean cost per outcome.
+inline std::vector<double> cost_weight_ladder(std::span<const routing_outcome> outcomes) {
+  double cheapest = 0, dearest = 0;
+  const std::size_t models = outcomes.empty() ? 0 : outcomes.front().cost.size();
+  for (std::size_t m = 0; m < models; ++m) {
+    double mean = 0;
+    for (const auto& o : outcomes) mean += o.cost[m] / static_cast<double>(outcomes.size());
+    if (mean > 0 && (cheapest == 0 || mean < cheapest)) cheapest = mean;
+    dearest = std::max(dearest, mean);
+  }
+  return cost_weight_ladder(cheapest > 0 ? cheapest : 1e-9, dearest > 0 ? dearest : 1e-9);
+}
+
 class predictive_router {
  public:
   predictive_router(std::shared_ptr<const correctness_predictor> predictor, std::shared_ptr<const cost_estimate> costs,
@@ -76,9 +90,9 @@ class predictive_router {
 /// router for any target is made without fitting again.
 class predictive_routing {
  public:
-  /// `ladder`: the weights tried (empty: cost_weight_ladder over the
-  /// models' mean costs). Throws std::invalid_argument as
-  /// correctness_predictor::fit and cost_estimate do.
+  /// `ladder`: the weights tried (empty: cost_weight_ladder(outcomes)).
+  /// Throws std::invalid_argument as correctness_predictor::fit and
+  /// cost_estimate do.
   static predictive_routing learn(std::vector<std::string> models, std::span<const routing_outcome> outcomes,
                                   const correctness_predictor_options& options = {}, std::vector<double> ladder = {}) {
     const std::size_t count = models.size();
@@ -86,18 +100,13 @@ class predictive_routing {
     predictive_routing r(std::make_shared<const correctness_predictor>(std::move(fit.predictor)),
                          std::make_shared<const cost_estimate>(count, outcomes), std::move(fit.report));
     r.out_of_fold_probabilities_ = std::move(fit.out_of_fold);
-    double cheapest = 0, dearest = 0;
-    std::vector<double> mean_cost(count, 0.0), mean_score(count, 0.0);
     const auto n = static_cast<double>(outcomes.size());
-    for (const auto& o : outcomes)
-      for (std::size_t m = 0; m < count; ++m) mean_cost[m] += o.cost[m] / n, mean_score[m] += o.score[m] / n;
     for (std::size_t m = 0; m < count; ++m) {
-      if (mean_cost[m] > 0 && (cheapest == 0 || mean_cost[m] < cheapest)) cheapest = mean_cost[m];
-      dearest = std::max(dearest, mean_cost[m]);
-      r.best_single_ = std::max(r.best_single_, mean_score[m]);
+      double score = 0;
+      for (const auto& o : outcomes) score += o.score[m] / n;
+      r.best_single_ = std::max(r.best_single_, score);
     }
-    r.ladder_ = ladder.empty() ? cost_weight_ladder(cheapest > 0 ? cheapest : 1e-9, dearest > 0 ? dearest : 1e-9)
-                               : std::move(ladder);
+    r.ladder_ = ladder.empty() ? cost_weight_ladder(outcomes) : std::move(ladder);
     r.out_of_fold_.resize(r.ladder_.size());
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
       const auto cost = r.costs_->of(outcomes[i].text.size(), outcomes[i].task);

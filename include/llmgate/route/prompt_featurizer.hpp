@@ -11,15 +11,15 @@
 // The IDF is learned from the texts of the labelled requests (learn()).
 #pragma once
 
+#include <algorithm>    // std::min
 #include <bit>          // std::bit_width
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint32_t
-#include <memory>       // std::unique_ptr
+#include <memory>       // std::unique_ptr, std::make_unique
 #include <span>         // std::span
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <vector>       // std::vector
-#include <algorithm>    // std::min
 
 #include "llmgate/detail/xxhash.hpp"           // XXH3_64bits
 #include "llmgate/embed/hashing_embedder.hpp"  // hashing_embedder
@@ -29,6 +29,7 @@
 namespace llmgate::inline v0 {
 
 struct prompt_featurizer_options {
+  /// 4,096 dimensions: fewer lose words to collisions (`route_eval --folds 5 --predictor-dimension D`).
   hashing_embedder_options text{.dimension = 4096, .char_ngram_max = 3};
   std::size_t edge_words = 32;    ///< a longer request is read by its first and last this many words
   std::size_t task_buckets = 64;  ///< one-hot slots the task labels hash into

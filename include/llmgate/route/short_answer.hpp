@@ -12,6 +12,7 @@
 #include <optional>     // std::optional
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <system_error> // std::errc
 
 namespace llmgate::inline v0 {
 

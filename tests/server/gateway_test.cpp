@@ -87,26 +87,12 @@ BOOST_AUTO_TEST_CASE(completion_body_matches_the_serialised_tree) {
     llmgate::detail::json_appender(text).value(body);
     return text;
   };
-  llmgate::chat_response plain;
-  plain.id = "upstream-id";
-  plain.model = "gpt-4o-mini";
-  plain.content = "Quotes \" and \\ and\nnewlines, \x01 control, unicode \xc3\xa9 \xf0\x9f\x98\x80";
-  plain.finish_reason = "stop";
-  plain.usage = {.prompt_tokens = 12, .completion_tokens = 34, .cached_prompt_tokens = 5};
-  plain.cost_usd = 1.2345678901234567e-05;
-  llmgate::chat_response tools = plain;
-  tools.content.clear();
-  tools.finish_reason.clear();
-  tools.usage.cache_write_tokens = 7;
-  tools.cost_usd = 0;
-  tools.tool_calls_json = R"([{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}])";
-  llmgate::chat_response empty;
-  for (const auto* response : {&plain, &tools, &empty})
+  for (const auto& response : llmgate::test::reference::sample_responses())
     for (const std::optional<double> saved : {std::optional<double>(), std::optional<double>(0.0),
                                               std::optional<double>(3.5e-7), std::optional<double>(12.0)}) {
       std::string written;
-      llmgate::append_completion_body(written, *response, "chatcmpl-\"x\"", 1764000000, saved);
-      BOOST_TEST(written == tree(*response, "chatcmpl-\"x\"", 1764000000, saved));
+      llmgate::append_completion_body(written, response, "chatcmpl-\"x\"", 1764000000, saved);
+      BOOST_TEST(written == tree(response, "chatcmpl-\"x\"", 1764000000, saved));
       BOOST_TEST(boost::json::parse(written).is_object());
     }
 }

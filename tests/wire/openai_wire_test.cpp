@@ -54,26 +54,6 @@ std::string wire_request_by_tree(const chat_request& request, std::string_view m
   return serialized(body);
 }
 
-std::vector<chat_response> responses() {
-  chat_response plain;
-  plain.id = "upstream-id";
-  plain.model = "gpt-4o-mini";
-  plain.content = "Quotes \" and \\ and\nnewlines, \x01 control, unicode \xc3\xa9 \xf0\x9f\x98\x80";
-  plain.finish_reason = "stop";
-  plain.usage = {.prompt_tokens = 12, .completion_tokens = 34, .cached_prompt_tokens = 5};
-  plain.cost_usd = 1.2345678901234567e-05;
-  plain.created = 1700000000;
-  chat_response tools = plain;
-  tools.content.clear();
-  tools.finish_reason.clear();
-  tools.usage.cache_write_tokens = 7;
-  tools.cost_usd = 0;
-  tools.tool_calls_json = R"([{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}])";
-  chat_response both = tools;
-  both.content = "Let me look.";
-  return {plain, tools, both, chat_response{}};
-}
-
 std::vector<chat_chunk> chunks() {
   std::vector<chat_chunk> all(6);
   all[1].content_delta = "caf\xc3\xa9 \"x\"";
@@ -220,7 +200,7 @@ BOOST_AUTO_TEST_CASE(the_usage_chunk_is_asked_for_with_stream_options_include_us
 }
 
 BOOST_AUTO_TEST_CASE(completion_body_has_the_bytes_of_the_tree) {
-  for (const auto& response : responses()) {
+  for (const auto& response : reference::sample_responses()) {
     BOOST_TEST(completion_body(response) == serialized(reference::to_json(response)));
     const auto read_back = parse_chat_response(json::parse(completion_body(response)));
     BOOST_TEST(read_back.content == response.content);

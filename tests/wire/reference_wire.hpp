@@ -6,6 +6,7 @@
 #include <cstdint>      // std::int64_t
 #include <string>       // std::string
 #include <string_view>  // std::string_view
+#include <vector>       // std::vector
 
 #include <boost/json/array.hpp>      // boost::json::array
 #include <boost/json/object.hpp>     // boost::json::object
@@ -94,6 +95,29 @@ inline boost::json::object to_json(const chat_chunk& chunk, std::string_view id,
   object["choices"] = std::move(choices);
   if (chunk.usage) object["usage"] = to_json(*chunk.usage);
   return object;
+}
+
+/// Responses that exercise the writers: escapes, control bytes and UTF-8
+/// in the text, cached and cache-write usage, tool calls with and without
+/// text, and an empty response.
+inline std::vector<chat_response> sample_responses() {
+  chat_response plain;
+  plain.id = "upstream-id";
+  plain.model = "gpt-4o-mini";
+  plain.content = "Quotes \" and \\ and\nnewlines, \x01 control, unicode \xc3\xa9 \xf0\x9f\x98\x80";
+  plain.finish_reason = "stop";
+  plain.usage = {.prompt_tokens = 12, .completion_tokens = 34, .cached_prompt_tokens = 5};
+  plain.cost_usd = 1.2345678901234567e-05;
+  plain.created = 1700000000;
+  chat_response tools = plain;
+  tools.content.clear();
+  tools.finish_reason.clear();
+  tools.usage.cache_write_tokens = 7;
+  tools.cost_usd = 0;
+  tools.tool_calls_json = R"([{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}])";
+  chat_response both = tools;
+  both.content = "Let me look.";
+  return {plain, tools, both, chat_response{}};
 }
 
 }  // namespace llmgate::test::reference

@@ -53,15 +53,26 @@ class logistic_regression {
   /// when the sizes differ or an index is out of range.
   static logistic_regression fit(std::span<const feature_row> rows, std::span<const float> outcomes,
                                  std::size_t dimension, const logistic_regression_options& options = {}) {
+    std::vector<std::size_t> all(rows.size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    return fit(rows, outcomes, all, dimension, options);
+  }
+
+  /// Fits on the rows listed in `picked` (in that order) alone, so that
+  /// cross-validation fits on its folds without copying rows.
+  static logistic_regression fit(std::span<const feature_row> rows, std::span<const float> outcomes,
+                                 std::span<const std::size_t> picked, std::size_t dimension,
+                                 const logistic_regression_options& options = {}) {
     if (rows.size() != outcomes.size())
       throw std::invalid_argument("logistic_regression::fit: one outcome per row is needed");
-    for (const auto& row : rows)
-      for (const auto i : row.index)
+    for (const auto r : picked) {
+      if (r >= rows.size()) throw std::invalid_argument("logistic_regression::fit: a picked row is out of range");
+      for (const auto i : rows[r].index)
         if (i >= dimension) throw std::invalid_argument("logistic_regression::fit: a feature index is out of range");
+    }
     std::vector<double> w(dimension, 0.0), squared_gradients(dimension, 0.0);
     double bias = 0, bias_squared_gradients = 0;
-    std::vector<std::size_t> order(rows.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::vector<std::size_t> order(picked.begin(), picked.end());
     std::mt19937_64 random(options.seed);
     constexpr double epsilon = 1e-8;
     for (std::size_t pass = 0; pass < options.passes; ++pass) {

@@ -115,6 +115,11 @@ inline correctness_fit correctness_predictor::fit(std::vector<std::string> model
   const std::size_t dimension = predictor.featurizer_.dimension(), n = outcomes.size();
   predictor.weight_by_feature_.assign(dimension * models, 0.0f);
   const auto fold = fold_assignment(n, options.folds, options.seed);
+  std::vector<std::vector<std::size_t>> learned_in, held_out_in;  // per fold
+  for (std::size_t f = 0; f < options.folds; ++f) {
+    learned_in.push_back(rows_of_fold(fold, f, false));
+    held_out_in.push_back(rows_of_fold(fold, f, true));
+  }
 
   correctness_fit result{std::move(predictor), std::vector<std::vector<float>>(n), {}};
   auto& fitted = result.predictor;
@@ -130,12 +135,8 @@ inline correctness_fit correctness_predictor::fit(std::vector<std::string> model
       fitting.seed = options.seed;
       std::vector<float> logits(n);
       for (std::size_t f = 0; f < options.folds; ++f) {
-        const auto learn = rows_of_fold(fold, f, false);
-        std::vector<feature_row> learn_rows;
-        std::vector<float> learn_outcomes;
-        for (const auto r : learn) learn_rows.push_back(rows[r]), learn_outcomes.push_back(outcome[r]);
-        const auto model = logistic_regression::fit(learn_rows, learn_outcomes, dimension, fitting);
-        for (const auto r : rows_of_fold(fold, f, true)) logits[r] = static_cast<float>(model.logit(rows[r]));
+        const auto model = logistic_regression::fit(rows, outcome, learned_in[f], dimension, fitting);
+        for (const auto r : held_out_in[f]) logits[r] = static_cast<float>(model.logit(rows[r]));
       }
       const auto calibration = platt_scaling::fit(logits, outcome);
       std::vector<float> probabilities(n);

@@ -7,7 +7,8 @@
 # The option server=False (-o "llmgate/*:server=False") leaves out the
 # second and with it the OpenSSL requirement; Boost is needed either way
 # (its headers), Boost.JSON only by llmgate::llmgate. The option redis=True
-# adds a third, "redis" (llmgate::redis: the shared cache tier), and hiredis.
+# adds a third, "redis" (llmgate::redis: the shared cache tier), and hiredis;
+# eval=True a fourth, "eval" (llmgate::eval: the evaluation kit), and SQLite.
 import os
 
 from conan import ConanFile
@@ -29,8 +30,8 @@ class LlmgateConan(ConanFile):
     topics = ("llm", "semantic-cache", "routing", "header-only")
     package_type = "header-library"
     settings = "os", "arch", "compiler", "build_type"
-    options = {"server": [True, False], "redis": [True, False]}
-    default_options = {"server": True, "redis": False}
+    options = {"server": [True, False], "redis": [True, False], "eval": [True, False]}
+    default_options = {"server": True, "redis": False, "eval": False}
     # The recipe lives in the repository, so the sources travel with it.
     exports_sources = "include/*", "LICENSE"
     no_copy_source = True
@@ -47,6 +48,8 @@ class LlmgateConan(ConanFile):
             self.requires("openssl/[>=3 <4]", transitive_headers=True)
         if self.options.redis:
             self.requires("hiredis/[>=1.0 <2]", transitive_headers=True)
+        if self.options.eval:
+            self.requires("sqlite3/[>=3.35 <4]", transitive_headers=True)
 
     def package_id(self):
         # The same headers whatever the option: it only changes package_info().
@@ -56,6 +59,9 @@ class LlmgateConan(ConanFile):
         check_min_cppstd(self, 20)
         if self.options.redis and not self.options.server:
             raise ConanInvalidConfiguration("llmgate's redis option needs server=True (the tier is part of the gateway)")
+        if self.options.eval and not self.options.server:
+            raise ConanInvalidConfiguration("llmgate's eval option needs server=True (the kit asks model servers "
+                                            "through the backends)")
 
     def package(self):
         # The same files llmgate's CMake install rules put under include/.
@@ -92,3 +98,10 @@ class LlmgateConan(ConanFile):
             redis.requires = ["llmgate", "hiredis::hiredis"]
             redis.bindirs = []
             redis.libdirs = []
+
+        if self.options.eval:
+            evaluation = self.cpp_info.components["eval"]
+            evaluation.set_property("cmake_target_name", "llmgate::eval")
+            evaluation.requires = ["llmgate", "sqlite3::sqlite3"]
+            evaluation.bindirs = []
+            evaluation.libdirs = []

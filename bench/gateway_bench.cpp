@@ -64,28 +64,28 @@
 //   valgrind --tool=callgrind --separate-threads=yes llmgate_bench_gateway --only hits --peers none
 //     --hit-paths exact --hit-requests 20000
 // (valgrind runs no AVX-512: build it with -DLLMGATE_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3.)
-#include <algorithm>  // std::sort, std::max, std::inplace_merge
-#include <atomic>     // std::atomic
-#include <chrono>     // std::chrono
-#include <cstdio>     // std::printf
-#include <cstdlib>    // std::atof, std::atoll, std::atoi
-#include <filesystem> // std::filesystem::path: where the peers are
-#include <fstream>    // std::ifstream
-#include <functional> // std::function
-#include <iostream>   // std::cout
-#include <map>        // std::map: each path's runs by name
-#include <memory>     // std::unique_ptr
-#include <optional>   // std::optional: a peer that did not start
-#include <stdexcept>  // std::runtime_error
-#include <string>     // std::string
+#include <algorithm>    // std::sort, std::max, std::inplace_merge
+#include <atomic>       // std::atomic
+#include <chrono>       // std::chrono
+#include <cstdio>       // std::printf
+#include <cstdlib>      // std::atof, std::atoll, std::atoi
+#include <filesystem>   // std::filesystem::path: where the peers are
+#include <fstream>      // std::ifstream
+#include <functional>   // std::function
+#include <iostream>     // std::cout
+#include <map>          // std::map: each path's runs by name
+#include <memory>       // std::unique_ptr
+#include <optional>     // std::optional: a peer that did not start
+#include <stdexcept>    // std::runtime_error
+#include <string>       // std::string
 #include <string_view>  // std::string_view
-#include <thread>     // std::thread
-#include <vector>     // std::vector
+#include <thread>       // std::thread
+#include <vector>       // std::vector
 
 #include <boost/asio.hpp>
 
 #include <llmgate/server/gateway.hpp>
-#include <llmgate/server/large_allocations.hpp>
+#include <llmgate/server/operations/large_allocations.hpp>
 
 #include "bench_support.hpp"
 #include "http_reading.hpp"  // read_buffer, whole_message
@@ -314,17 +314,17 @@ double rss_mib() {
 // (the semantic tier only) or "off".
 llmgate::gateway_config bench_config(unsigned short upstream_port, const std::string& caches, unsigned threads) {
   llmgate::gateway_config config;
-  config.port = 0;
-  config.threads = threads;
+  config.listen.port = 0;
+  config.listen.threads = threads;
   config.backends = {{.name = "upstream", .base_url = "http://127.0.0.1:" + std::to_string(upstream_port) + "/v1",
                       .retries = 0}};
   config.models = {{.name = "bench-model", .backends = {"upstream"}}};
   config.tenants = {{"bench", "bench-key"}};
-  config.log_requests = false;
-  config.exact_cache = caches == "on" || caches == "exact";
-  config.semantic_cache = caches == "on" || caches == "semantic";
-  config.exact_max_entries = 20'000;
-  config.semantic_max_entries = 20'000;
+  config.log.requests = false;
+  config.exact_cache.enabled = caches == "on" || caches == "exact";
+  config.semantic_cache.enabled = caches == "on" || caches == "semantic";
+  config.exact_cache.max_entries = 20'000;
+  config.semantic_cache.max_entries = 20'000;
   return config;
 }
 

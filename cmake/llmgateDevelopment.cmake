@@ -7,10 +7,8 @@ set(LLMGATE_SANITIZE "" CACHE STRING
 
 # llmgate_development: the flags every development target of llmgate uses.
 add_library(llmgate_development INTERFACE)
-target_link_libraries(llmgate_development INTERFACE llmgate::llmgate)
-# The evaluation kit's run store (include/llmgate/eval/) is SQLite.
-find_package(SQLite3 REQUIRED)
-target_link_libraries(llmgate_development INTERFACE SQLite::SQLite3)
+# llmgate::eval: the evaluation kit (and SQLite) on top of llmgate::llmgate.
+target_link_libraries(llmgate_development INTERFACE llmgate::eval)
 if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   target_compile_options(llmgate_development INTERFACE -Wall -Wextra -Wpedantic)
   if(LLMGATE_NATIVE)

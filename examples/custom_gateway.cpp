@@ -128,9 +128,9 @@ int main(int argc, char** argv) {
 
   const char* url = argc > 1 ? argv[1] : std::getenv("LLMGATE_UPSTREAM");
   llmgate::gateway_config config;
-  config.port = 0;
-  config.threads = 1;
-  config.log_requests = false;
+  config.listen.port = 0;
+  config.listen.threads = 1;
+  config.log.requests = false;
   if (url && *url) config.backends = {{.name = "upstream", .base_url = url, .retries = 0}};
   else config.backends = {{.name = "demo", .kind = "demo"}};
   config.models = {{.name = "llama3.2", .backends = {config.backends[0].name}}};

@@ -6,7 +6,7 @@
 // files and the PML schema files) and says what it found. With a "shared"
 // section, the gateway shares its caches with the other gateways on the
 // same Redis (llmgate/server/shared/redis_shared_tier.hpp). The configuration's form is
-// described in include/llmgate/server/config.hpp; examples/gateway.json
+// described in include/llmgate/server/gateway_config.hpp; examples/gateway.json
 // is one.
 //
 // Exit status: 0 the configuration is valid (--check-config) or the
@@ -21,11 +21,11 @@
 
 #include <CLI/CLI.hpp>  // command line (Debian libcli11-dev)
 
-#include <llmgate/server/gateway.hpp>            // gateway, gateway_config, config_error
-#include <llmgate/server/large_allocations.hpp>  // map_large_allocations
-#include <llmgate/server/prompt_schemas.hpp>     // load_prompt_schemas (--check-config reads the schema files)
-#include <llmgate/server/routing.hpp>            // make_gateway_router (--check-config reads the router's files)
-#include <llmgate/server/shared/redis_shared_tier.hpp>         // make_shared_tier: the "shared" section's tier (links hiredis)
+#include <llmgate/server/gateway.hpp>                       // gateway, gateway_config, config_error
+#include <llmgate/server/operations/large_allocations.hpp>  // map_large_allocations
+#include <llmgate/server/prompt_schemas.hpp>                // load_prompt_schemas (--check-config reads the schema files)
+#include <llmgate/server/routing/gateway_router.hpp>        // make_gateway_router (--check-config reads the router's files)
+#include <llmgate/server/shared/redis_shared_tier.hpp>      // make_shared_tier: the "shared" section's tier (links hiredis)
 
 namespace {
 
@@ -55,10 +55,10 @@ int main(int argc, char** argv) {
   std::unique_ptr<llmgate::gateway_router> router;
   try {
     config = llmgate::gateway_config::load(config_path);
-    if (port >= 0) config.port = static_cast<unsigned short>(port);
+    if (port >= 0) config.listen.port = static_cast<unsigned short>(port);
     if (check_only) {
       router = llmgate::make_gateway_router(config);
-      llmgate::load_prompt_schemas(config, schemas);
+      llmgate::load_prompt_schemas(config.prompts, schemas);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gateway: %s\n", e.what());
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
     std::printf("%s: valid; %zu models, %zu backends, %s, %zu tenants, %zu PML schemas, listening on %s:%u\n",
                 config_path.c_str(), config.models.size(), config.backends.size(),
                 router ? ("routing \"auto\" with a " + router->description()).c_str() : "no router",
-                config.tenants.size(), schemas.list().size(), config.address.c_str(), unsigned{config.port});
+                config.tenants.size(), schemas.list().size(), config.listen.address.c_str(), unsigned{config.listen.port});
     return valid;
   }
   llmgate::map_large_allocations();  // a long-running server: freed caches' memory goes back

@@ -13,7 +13,7 @@
 // stopped, never sending a recorded request again (--fresh starts over).
 // A run after people rated adds their ratings and each automatic method's
 // agreement with them to the report. The evaluation file's form is
-// described in include/llmgate/eval/evaluation_file.hpp;
+// described in include/llmgate/eval/plan/evaluation_file.hpp;
 // examples/evaluate/daily_briefing.json is one.
 //
 // Prints one JSON line per candidate ({"bench":"evaluation",...}) and, on
@@ -40,7 +40,7 @@
 #include <boost/asio/signal_set.hpp>  // net::signal_set: the rating page serves until Ctrl-C
 
 #include <llmgate/backend/blocking.hpp>          // run_blocking
-#include <llmgate/eval.hpp>                     // the evaluation kit
+#include <llmgate/eval.hpp>                      // the evaluation kit
 #include <llmgate/backend/backend_registry.hpp>  // backend_registry: a backend of every configured kind
 
 #include "local_engine.hpp"  // local_engine: GGUF candidates served by node-llama-cpp

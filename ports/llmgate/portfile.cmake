@@ -19,11 +19,13 @@ endif()
 
 # "server" (a default feature) adds llmgate::llmgate and its dependencies;
 # llmgate[core] installs llmgate::core alone; llmgate[redis] adds
-# llmgate::redis, the shared cache tier, and hiredis.
+# llmgate::redis, the shared cache tier, and hiredis; llmgate[eval] adds
+# llmgate::eval, the evaluation kit, and SQLite.
 vcpkg_check_features(OUT_FEATURE_OPTIONS FEATURE_OPTIONS
   FEATURES
     server LLMGATE_SERVER
     redis LLMGATE_REDIS
+    eval LLMGATE_EVAL
 )
 
 vcpkg_cmake_configure(

@@ -10,10 +10,11 @@
 
 #include <boost/asio/io_context.hpp>  // net::io_context
 
-#include "llmgate/backend/blocking.hpp"     // run_blocking
+#include "llmgate/backend/blocking.hpp"  // run_blocking
 #include "llmgate/wire/openai_wire.hpp"  // the OpenAI wire form
 #include "llmgate/backend/http_client.hpp"
 #include "upstream_server.hpp"
+#include "../chunk_log.hpp"              // chunk_log (the suites that stream use it)
 
 namespace llmgate::test {
 
@@ -41,24 +42,6 @@ struct backend_fixture {
 
   net::io_context io;
   upstream_server server;
-};
-
-/// Collects streamed chunks, for assertions after the stream.
-struct chunk_log {
-  std::vector<chat_chunk> chunks;
-
-  chunk_handler handler() {
-    return [this](const chat_chunk& chunk) -> net::awaitable<void> {
-      chunks.push_back(chunk);
-      co_return;
-    };
-  }
-
-  std::string text() const {
-    std::string joined;
-    for (const auto& chunk : chunks) joined += chunk.content_delta;
-    return joined;
-  }
 };
 
 }  // namespace llmgate::test

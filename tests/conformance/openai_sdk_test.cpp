@@ -12,12 +12,12 @@
 // Skipped, with the reason, where Node, the npm packages or the model are
 // missing (CTest reports it as skipped; CI, with
 // LLMGATE_REQUIRE_REAL_PARTS=1, as failed).
-#include <chrono>       // std::chrono
-#include <memory>       // std::make_shared, std::make_unique
-#include <sstream>      // std::istringstream
-#include <string>       // std::string
-#include <thread>       // std::thread
-#include <vector>       // std::vector
+#include <chrono>   // std::chrono
+#include <memory>   // std::make_shared, std::make_unique
+#include <sstream>  // std::istringstream
+#include <string>   // std::string
+#include <thread>   // std::thread
+#include <vector>   // std::vector
 
 #include <boost/asio/as_tuple.hpp>  // waits and reads that end as values
 #include <boost/asio/co_spawn.hpp>
@@ -27,7 +27,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/json.hpp>  // the script's settings
+#include <boost/json.hpp>           // the script's settings
 #include <boost/test/unit_test.hpp>
 
 #include "llmgate/server/gateway.hpp"
@@ -142,11 +142,11 @@ reply answer(const received_request& request) {
 
 gateway_config base_config() {
   gateway_config config;
-  config.port = 0;
-  config.threads = 2;
+  config.listen.port = 0;
+  config.listen.threads = 2;
   config.tenants = {{"acme", "key-acme"}};
-  config.log_requests = false;
-  config.request_timeout_ms = 30'000;
+  config.log.requests = false;
+  config.limits.request_timeout_ms = 30'000;
   return config;
 }
 
@@ -191,7 +191,7 @@ BOOST_AUTO_TEST_CASE(official_node_client_against_the_gateway) {
                    {.name = "stories260K", .backends = {"engine"}, .upstream_model = "stories260K-ctx512"}};
   // Every question reaches the upstream: the semantic tier would serve the
   // burst's near-identical questions from the cache.
-  config.semantic_cache = false;
+  config.semantic_cache.enabled = false;
   gateway wide(std::move(config), nullptr);
   wide.start();
 
@@ -206,8 +206,8 @@ BOOST_AUTO_TEST_CASE(official_node_client_against_the_gateway) {
   auto narrow_config = base_config();
   narrow_config.backends = {{.name = "slow", .base_url = slow.url("/v1"), .retries = 0}};
   narrow_config.models = {{.name = "test-model", .backends = {"slow"}}};
-  narrow_config.max_concurrent_requests = 1;
-  narrow_config.max_queued_requests = 0;
+  narrow_config.limits.max_concurrent_requests = 1;
+  narrow_config.limits.max_queued_requests = 0;
   gateway narrow(std::move(narrow_config), nullptr);
   narrow.start();
 

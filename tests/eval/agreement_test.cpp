@@ -8,7 +8,7 @@
 #include <string>  // std::string
 #include <vector>  // std::vector
 
-#include "llmgate/eval/agreement.hpp"  // average_ranks, spearman, bottom_k, bottom_k_jaccard
+#include "llmgate/eval/score/agreement.hpp"  // average_ranks, spearman, bottom_k, bottom_k_jaccard
 
 using namespace llmgate;
 namespace tt = boost::test_tools;

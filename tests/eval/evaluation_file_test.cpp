@@ -7,7 +7,7 @@
 
 #include <boost/json/parse.hpp>
 
-#include "llmgate/eval/evaluation_file.hpp"
+#include "llmgate/eval/plan/evaluation_file.hpp"
 #include "../temporary_directory.hpp"
 
 namespace llmgate {

@@ -13,10 +13,10 @@
 
 #include <boost/test/unit_test.hpp>  // BOOST_AUTO_TEST_SUITE, BOOST_TEST
 
-#include "../file_bytes.hpp"           // read_bytes, write_bytes
-#include "../skip_test.hpp"            // skip_test
-#include "../temporary_directory.hpp"  // temporary_directory
-#include "llmgate/eval/gguf_info.hpp"  // read_gguf_info, gguf_info, gguf_file_type_name, served_model_from_gguf
+#include "../file_bytes.hpp"                // read_bytes, write_bytes
+#include "../skip_test.hpp"                 // skip_test
+#include "../temporary_directory.hpp"       // temporary_directory
+#include "llmgate/eval/plan/gguf_info.hpp"  // read_gguf_info, gguf_info, gguf_file_type_name, served_model_from_gguf
 
 namespace {
 

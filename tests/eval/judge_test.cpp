@@ -22,7 +22,7 @@
 #include <boost/system/system_error.hpp>          // boost::system::system_error
 
 #include "llmgate/backend/openai_backend.hpp"  // openai_backend: the judges' backend
-#include "llmgate/eval/judge.hpp"              // judge_answers, choice_order, answer_label
+#include "llmgate/eval/score/judge.hpp"        // judge_answers, choice_order, answer_label
 #include "../backend/backend_fixture.hpp"      // backend_fixture, upstream_server, reply
 
 using namespace std::chrono_literals;

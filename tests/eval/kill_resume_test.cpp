@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "../backend/upstream_server.hpp"
-#include "llmgate/eval/run_store.hpp"
+#include "llmgate/eval/run/run_store.hpp"
 #include "../temporary_directory.hpp"
 
 extern char** environ;

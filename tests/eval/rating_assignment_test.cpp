@@ -10,8 +10,8 @@
 #include <string>     // std::string
 #include <vector>     // std::vector
 
-#include "llmgate/eval/rating_assignment.hpp"  // assign_ratings, assign_raters, rating_catalog
-#include "rating_fixture.hpp"                  // record_rating_run, rating_key, rating_candidates
+#include "llmgate/eval/rate/rating_assignment.hpp"  // assign_ratings, assign_raters, rating_catalog
+#include "rating_fixture.hpp"                       // record_rating_run, rating_key, rating_candidates
 
 using llmgate::test::rating_key;
 namespace {

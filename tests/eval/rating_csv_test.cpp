@@ -11,8 +11,8 @@
 #include <string>      // std::string
 #include <vector>      // std::vector
 
-#include "llmgate/eval/rating_csv.hpp"  // export_rating_csv, import_rating_csv
-#include "rating_fixture.hpp"           // record_rating_run, rating_key, rating_prompt
+#include "llmgate/eval/rate/rating_csv.hpp"  // export_rating_csv, import_rating_csv
+#include "rating_fixture.hpp"                // record_rating_run, rating_key, rating_prompt
 
 using llmgate::test::rating_key;
 namespace fs = std::filesystem;

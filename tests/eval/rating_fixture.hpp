@@ -8,8 +8,8 @@
 #include <string>   // std::string, std::to_string
 #include <vector>   // std::vector
 
-#include "llmgate/eval/run_records.hpp"  // planned_request, request_result
-#include "llmgate/eval/run_store.hpp"    // run_store
+#include "llmgate/eval/run/run_records.hpp"  // planned_request, request_result
+#include "llmgate/eval/run/run_store.hpp"    // run_store
 
 namespace llmgate::test {
 

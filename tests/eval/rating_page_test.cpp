@@ -14,10 +14,10 @@
 #include <utility>     // std::pair
 #include <vector>      // std::vector
 
-#include "llmgate/eval/rating_server.hpp"  // rating_server, rating_site
-#include "../node/node_process.hpp"        // node_unavailable, run_node, node_packages
-#include "../skip_test.hpp"                // skip_test
-#include "rating_fixture.hpp"              // record_rating_run, rating_candidates, rating_prompt
+#include "llmgate/eval/rate/rating_server.hpp"  // rating_server, rating_site
+#include "../node/node_process.hpp"             // node_unavailable, run_node, node_packages
+#include "../skip_test.hpp"                     // skip_test
+#include "rating_fixture.hpp"                   // record_rating_run, rating_candidates, rating_prompt
 
 namespace fs = std::filesystem;
 

@@ -15,8 +15,8 @@
 #include <boost/beast/core/flat_buffer.hpp>  // boost::beast::flat_buffer
 #include <boost/beast/http.hpp>              // boost::beast::http::request, response, read, write
 
-#include "llmgate/eval/rating_server.hpp"  // rating_site, rating_server
-#include "rating_fixture.hpp"              // record_rating_run, rating_candidates, rating_prompt
+#include "llmgate/eval/rate/rating_server.hpp"  // rating_site, rating_server
+#include "rating_fixture.hpp"                   // record_rating_run, rating_candidates, rating_prompt
 
 namespace http = boost::beast::http;
 using llmgate::test::rating_key;

@@ -13,12 +13,12 @@
 #include <boost/json/parse.hpp>      // boost::json::parse
 #include <boost/test/unit_test.hpp>  // BOOST_AUTO_TEST_SUITE, BOOST_TEST
 
-#include "../file_bytes.hpp"                // read_bytes
-#include "../skip_test.hpp"                 // skip_test
-#include "../temporary_directory.hpp"       // temporary_directory
-#include "llmgate/eval/report.hpp"          // render_report_html, write_report_files, report_input
-#include "llmgate/eval/results_files.hpp"   // results_csv, scores_csv, summary_csv, evaluation_json_line...
-#include "llmgate/eval/svg_plot.hpp"        // svg::summarize_box, svg::box_plot, svg::bar_chart
+#include "../file_bytes.hpp"                      // read_bytes
+#include "../skip_test.hpp"                       // skip_test
+#include "../temporary_directory.hpp"             // temporary_directory
+#include "llmgate/eval/report/report.hpp"         // render_report_html, write_report_files, report_input
+#include "llmgate/eval/report/results_files.hpp"  // results_csv, scores_csv, summary_csv, evaluation_json_line...
+#include "llmgate/eval/report/svg_plot.hpp"       // svg::summarize_box, svg::box_plot, svg::bar_chart
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "llmgate/eval/run_store.hpp"
+#include "llmgate/eval/run/run_store.hpp"
 #include "../temporary_directory.hpp"
 
 namespace llmgate {

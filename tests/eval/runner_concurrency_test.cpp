@@ -17,12 +17,12 @@
 #include <boost/asio/this_coro.hpp>      // net::this_coro::executor
 #include <boost/asio/use_awaitable.hpp>  // net::use_awaitable
 
-#include "../backend/upstream_server.hpp"         // upstream_server, reply
-#include "llmgate/backend/blocking.hpp"        // run_blocking
-#include "llmgate/backend/openai_backend.hpp"  // openai_backend
+#include "../backend/upstream_server.hpp"        // upstream_server, reply
+#include "llmgate/backend/blocking.hpp"          // run_blocking
+#include "llmgate/backend/openai_backend.hpp"    // openai_backend
 #include "llmgate/backend/scripted_backend.hpp"  // scripted_backend
-#include "llmgate/eval/run_store.hpp"          // run_store
-#include "llmgate/eval/runner.hpp"             // evaluation_runner
+#include "llmgate/eval/run/run_store.hpp"        // run_store
+#include "llmgate/eval/run/runner.hpp"           // evaluation_runner
 
 namespace {
 

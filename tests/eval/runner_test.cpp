@@ -5,26 +5,26 @@
 // schedule, and the progress lines.
 #include <boost/test/unit_test.hpp>
 
-#include <chrono>       // std::chrono::system_clock, seconds
-#include <cstdint>      // std::int64_t
-#include <map>          // std::map
-#include <memory>       // std::make_shared
-#include <span>         // std::span
-#include <sstream>      // std::ostringstream
-#include <string>       // std::string
-#include <vector>       // std::vector
+#include <chrono>   // std::chrono::system_clock, seconds
+#include <cstdint>  // std::int64_t
+#include <map>      // std::map
+#include <memory>   // std::make_shared
+#include <span>     // std::span
+#include <sstream>  // std::ostringstream
+#include <string>   // std::string
+#include <vector>   // std::vector
 
 #include <boost/asio/io_context.hpp>  // net::io_context
 #include <boost/asio/ip/tcp.hpp>      // a port nothing listens on
 #include <boost/json/value.hpp>       // boost::json::value
 
-#include "../backend/upstream_server.hpp"          // upstream_server, reply
-#include "llmgate/backend/blocking.hpp"         // run_blocking
-#include "llmgate/backend/http_client.hpp"      // http_client
-#include "llmgate/backend/openai_backend.hpp"   // openai_backend
-#include "llmgate/backend/scripted_backend.hpp" // scripted_backend
-#include "llmgate/eval/run_store.hpp"           // run_store
-#include "llmgate/eval/runner.hpp"              // evaluation_runner, plan_requests
+#include "../backend/upstream_server.hpp"        // upstream_server, reply
+#include "llmgate/backend/blocking.hpp"          // run_blocking
+#include "llmgate/backend/http_client.hpp"       // http_client
+#include "llmgate/backend/openai_backend.hpp"    // openai_backend
+#include "llmgate/backend/scripted_backend.hpp"  // scripted_backend
+#include "llmgate/eval/run/run_store.hpp"        // run_store
+#include "llmgate/eval/run/runner.hpp"           // evaluation_runner, plan_requests
 
 namespace {
 

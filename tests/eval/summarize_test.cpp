@@ -10,8 +10,8 @@
 #include <utility>  // std::pair
 #include <vector>   // std::vector
 
-#include "llmgate/eval/evaluation_cost.hpp"  // api_cost_per_1k_tokens, self_hosted_cost_per_1k_tokens, cost_reduction
-#include "llmgate/eval/summarize.hpp"        // summarize, quantile, busy_ms
+#include "llmgate/eval/report/evaluation_cost.hpp"  // api_cost_per_1k_tokens, self_hosted_cost_per_1k_tokens, cost_reduction
+#include "llmgate/eval/report/summarize.hpp"        // summarize, quantile, busy_ms
 
 using namespace llmgate;
 namespace tt = boost::test_tools;

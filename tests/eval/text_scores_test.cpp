@@ -11,12 +11,12 @@
 #include <string_view>  // std::string_view
 #include <vector>       // std::vector
 
-#include "llmgate/embed/hashing_embedder.hpp"  // hashing_embedder
-#include "llmgate/error.hpp"                   // llmgate::error
-#include "llmgate/eval/answer_scores.hpp"      // score_answers, embed_texts, embed_with
-#include "llmgate/eval/bleu.hpp"               // sentence_bleu, modified_precision
-#include "llmgate/eval/score_tokens.hpp"       // score_tokens
-#include "llmgate/eval/tfidf.hpp"              // tfidf_model
+#include "llmgate/embed/hashing_embedder.hpp"    // hashing_embedder
+#include "llmgate/error.hpp"                     // llmgate::error
+#include "llmgate/eval/score/answer_scores.hpp"  // score_answers, embed_texts, embed_with
+#include "llmgate/eval/score/bleu.hpp"           // sentence_bleu, modified_precision
+#include "llmgate/eval/score/score_tokens.hpp"   // score_tokens
+#include "llmgate/eval/score/tfidf.hpp"          // tfidf_model
 
 using namespace llmgate;
 namespace tt = boost::test_tools;

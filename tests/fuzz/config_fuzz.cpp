@@ -4,15 +4,15 @@
 // it. A config may be refused with llmgate::error (config_error derives
 // from it); nothing may crash, hang, leak or throw anything else. Paths in
 // it are only looked at (is_regular_file, exists), never opened.
-#include <cstddef>      // std::size_t
-#include <cstdint>      // std::uint8_t
-#include <string_view>  // std::string_view
+#include <cstddef>       // std::size_t
+#include <cstdint>       // std::uint8_t
+#include <string_view>   // std::string_view
 #include <system_error>  // std::error_code
 
 #include <boost/json/parse.hpp>  // boost::json::parse
 
-#include "llmgate/error.hpp"          // llmgate::error
-#include "llmgate/server/config.hpp"  // gateway_config, config_error
+#include "llmgate/error.hpp"                  // llmgate::error
+#include "llmgate/server/gateway_config.hpp"  // gateway_config, config_error
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::error_code ec;

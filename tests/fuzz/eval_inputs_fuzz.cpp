@@ -13,10 +13,10 @@
 
 #include <boost/json/parse.hpp>  // boost::json::parse
 
-#include "llmgate/eval/evaluation_file.hpp"  // evaluation_file
-#include "llmgate/eval/gguf_info.hpp"        // read_gguf_info
-#include "llmgate/eval/judge_verdict.hpp"    // parse_judge_verdict
-#include "llmgate/detail/csv_records.hpp"    // detail::parse_csv (the rating import's CSV reader)
+#include "llmgate/eval/plan/evaluation_file.hpp"  // evaluation_file
+#include "llmgate/eval/plan/gguf_info.hpp"        // read_gguf_info
+#include "llmgate/eval/score/judge_verdict.hpp"   // parse_judge_verdict
+#include "llmgate/detail/csv_records.hpp"         // detail::parse_csv (the rating import's CSV reader)
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;

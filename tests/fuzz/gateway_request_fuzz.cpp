@@ -5,8 +5,8 @@
 // request and a configuration, and a chat request is taken apart the way
 // the cache stages take it (scope, conversation, exact-cache text).
 // Errors are expected; only crashes, leaks and sanitizer reports fail.
-#include <cstddef>  // std::size_t
-#include <cstdint>  // std::uint8_t
+#include <cstddef>    // std::size_t
+#include <cstdint>    // std::uint8_t
 #include <exception>  // std::exception
 
 #include <boost/asio/buffer.hpp>
@@ -16,7 +16,7 @@
 #include "llmgate/wire/openai_wire.hpp"  // the OpenAI wire form
 #include "llmgate/backend/embedding.hpp"
 #include "llmgate/pipeline/request_scope.hpp"
-#include "llmgate/server/config.hpp"
+#include "llmgate/server/gateway_config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   namespace http = boost::beast::http;

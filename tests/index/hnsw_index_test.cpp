@@ -3,17 +3,18 @@
 // entry point).
 #include <boost/test/unit_test.hpp>
 
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "llmgate/index/flat_index.hpp"
 #include "llmgate/index/hnsw_index.hpp"
+#include "../file_bytes.hpp"  // read_bytes
 #include "../temporary_directory.hpp"
 #include "../test_vectors.hpp"
 
 namespace {
+
+using llmgate::test::read_bytes;
 
 const llmgate::hnsw_parameters parameters{.m = 12, .ef_construction = 100, .ef_search = 10, .seed = 3};
 
@@ -32,11 +33,6 @@ double recall_at_10(const llmgate::hnsw_index<>& index, const llmgate::flat_inde
       found += std::count_if(truth.begin(), truth.end(), [&](const auto& t) { return t.id == hit.id; });
   }
   return double(found) / (10.0 * queries.size());
-}
-
-std::string file_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace
@@ -61,11 +57,11 @@ BOOST_AUTO_TEST_CASE(the_same_seed_and_data_give_the_same_graph) {
   const auto data = llmgate::test::clustered_vectors(800, 16, 20, 22);
   BOOST_TEST_REQUIRE(!build(data).save(dir / "a.bin"));
   BOOST_TEST_REQUIRE(!build(data).save(dir / "b.bin"));
-  BOOST_TEST((file_bytes(dir / "a.bin") == file_bytes(dir / "b.bin")));
+  BOOST_TEST((read_bytes(dir / "a.bin") == read_bytes(dir / "b.bin")));
   auto other_seed = parameters;
   other_seed.seed = 4;
   BOOST_TEST_REQUIRE(!build(data, other_seed).save(dir / "c.bin"));
-  BOOST_TEST((file_bytes(dir / "a.bin") != file_bytes(dir / "c.bin")));
+  BOOST_TEST((read_bytes(dir / "a.bin") != read_bytes(dir / "c.bin")));
 }
 
 BOOST_AUTO_TEST_CASE(a_loaded_index_keeps_growing_as_the_original_would) {
@@ -82,7 +78,7 @@ BOOST_AUTO_TEST_CASE(a_loaded_index_keeps_growing_as_the_original_would) {
   }
   BOOST_TEST_REQUIRE(!original.save(dir / "original.bin"));
   BOOST_TEST_REQUIRE(!loaded.save(dir / "loaded.bin"));
-  BOOST_TEST((file_bytes(dir / "original.bin") == file_bytes(dir / "loaded.bin")));
+  BOOST_TEST((read_bytes(dir / "original.bin") == read_bytes(dir / "loaded.bin")));
 }
 
 BOOST_AUTO_TEST_CASE(the_entry_point_can_be_removed_and_its_slot_reused) {

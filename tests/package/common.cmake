@@ -62,10 +62,11 @@ endfunction()
 # find_check(NAME <name> PREFIX <prefix> (TARGETS <target>... | ERROR <regex>)
 #            [OPTIONS <args>...])
 # Configures find_check/ (find_package(llmgate) as OPTIONS ask: LLMGATE_REQUEST,
-# LLMGATE_COMPONENTS, LLMGATE_NO_NETWORK_DEPS, LLMGATE_NO_HIREDIS) against
-# <prefix> only. With TARGETS, it must succeed and define exactly those of
-# llmgate::core, llmgate::llmgate, llmgate::redis, Boost::json, OpenSSL::SSL
-# and hiredis::hiredis (in that order); with ERROR, it must fail with a
+# LLMGATE_COMPONENTS, LLMGATE_NO_NETWORK_DEPS, LLMGATE_NO_HIREDIS,
+# LLMGATE_NO_SQLITE) against <prefix> only. With TARGETS, it must succeed
+# and define exactly those of llmgate::core, llmgate::llmgate,
+# llmgate::redis, llmgate::eval, Boost::json, OpenSSL::SSL, hiredis::hiredis
+# and SQLite::SQLite3 (in that order); with ERROR, it must fail with a
 # message matching <regex>.
 function(find_check)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;PREFIX;ERROR" "TARGETS;OPTIONS")

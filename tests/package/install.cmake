@@ -1,11 +1,12 @@
 # package.install: `cmake --install` the build tree into a fresh prefix, then
 # build and run users' projects against that prefix only: one linking
 # llmgate::llmgate, one linking llmgate::core on a machine that looks as if
-# it had neither Boost.JSON nor OpenSSL, one linking llmgate::redis (the
-# build tree has LLMGATE_REDIS on, as by default). Then the same for a
-# core-only install (LLMGATE_SERVER=OFF, configured without either), and
-# what find_package(llmgate) accepts, refuses and says about each, also on
-# a machine that looks as if it had no hiredis.
+# it had neither Boost.JSON nor OpenSSL, one linking llmgate::redis and one
+# linking llmgate::eval (the build tree has LLMGATE_REDIS and LLMGATE_EVAL
+# on, as by default). Then the same for a core-only install
+# (LLMGATE_SERVER=OFF, configured without either), and what
+# find_package(llmgate) accepts, refuses and says about each, also on a
+# machine that looks as if it had no hiredis or no SQLite.
 include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 
 set(prefix "${WORK_DIR}/prefix")
@@ -19,7 +20,9 @@ expect_files("${prefix}"
   share/cmake/llmgate/llmgateServerTargets.cmake
   share/cmake/llmgate/llmgateRedisTargets.cmake
   share/cmake/llmgate/llmgateFindHiredis.cmake
+  share/cmake/llmgate/llmgateEvalTargets.cmake
   include/llmgate/server/shared/redis_shared_tier.hpp
+  include/llmgate/eval/run/run_store.hpp
   share/doc/llmgate/LICENSE)
 
 build_consumer(NAME consumer SOURCE "${TESTS_DIR}/consumer"
@@ -31,21 +34,30 @@ build_consumer(NAME consumer_core SOURCE "${TESTS_DIR}/consumer_core"
 build_consumer(NAME consumer_redis SOURCE "${TESTS_DIR}/consumer_redis"
   LLMGATE_DIR "${prefix}/share/cmake/llmgate"
   OPTIONS "-DCMAKE_PREFIX_PATH=${prefix}")
+build_consumer(NAME consumer_eval SOURCE "${TESTS_DIR}/consumer_eval"
+  LLMGATE_DIR "${prefix}/share/cmake/llmgate"
+  OPTIONS "-DCMAKE_PREFIX_PATH=${prefix}")
 
-# Components: none asks for all this installation has (redis only where
-# hiredis is found); core alone looks for neither Boost.JSON nor OpenSSL;
-# redis brings server with it; a missing dependency of the server or redis
-# component is named, with the way to ask for the core alone.
+# Components: none asks for all this installation has (redis and eval only
+# where hiredis and SQLite are found); core alone looks for neither
+# Boost.JSON nor OpenSSL; redis and eval bring server with them; a missing
+# dependency of a component is named, with the way to ask for the core alone.
 find_check(NAME default PREFIX "${prefix}"
-  TARGETS llmgate::core llmgate::llmgate llmgate::redis Boost::json OpenSSL::SSL hiredis::hiredis)
+  TARGETS llmgate::core llmgate::llmgate llmgate::redis llmgate::eval Boost::json OpenSSL::SSL hiredis::hiredis SQLite::SQLite3)
 find_check(NAME server PREFIX "${prefix}" OPTIONS -DLLMGATE_COMPONENTS=server
   TARGETS llmgate::core llmgate::llmgate Boost::json OpenSSL::SSL)
 find_check(NAME redis PREFIX "${prefix}" OPTIONS -DLLMGATE_COMPONENTS=redis
   TARGETS llmgate::core llmgate::llmgate llmgate::redis Boost::json OpenSSL::SSL hiredis::hiredis)
+find_check(NAME eval PREFIX "${prefix}" OPTIONS -DLLMGATE_COMPONENTS=eval
+  TARGETS llmgate::core llmgate::llmgate llmgate::eval Boost::json OpenSSL::SSL SQLite::SQLite3)
 find_check(NAME no_hiredis PREFIX "${prefix}" OPTIONS -DLLMGATE_NO_HIREDIS=ON
-  TARGETS llmgate::core llmgate::llmgate Boost::json OpenSSL::SSL)
+  TARGETS llmgate::core llmgate::llmgate llmgate::eval Boost::json OpenSSL::SSL SQLite::SQLite3)
 find_check(NAME no_hiredis_redis PREFIX "${prefix}" OPTIONS -DLLMGATE_NO_HIREDIS=ON -DLLMGATE_COMPONENTS=redis
   ERROR "llmgate's redis component \\(llmgate::redis\\) needs hiredis \\(Debian: libhiredis-dev; vcpkg/Conan: hiredis\\), not found")
+find_check(NAME no_sqlite PREFIX "${prefix}" OPTIONS -DLLMGATE_NO_SQLITE=ON
+  TARGETS llmgate::core llmgate::llmgate llmgate::redis Boost::json OpenSSL::SSL hiredis::hiredis)
+find_check(NAME no_sqlite_eval PREFIX "${prefix}" OPTIONS -DLLMGATE_NO_SQLITE=ON -DLLMGATE_COMPONENTS=eval
+  ERROR "llmgate's eval component \\(llmgate::eval\\) needs SQLite 3 \\(Debian: libsqlite3-dev; vcpkg: sqlite3; Conan: sqlite3\\), not found")
 find_check(NAME core PREFIX "${prefix}" OPTIONS -DLLMGATE_COMPONENTS=core
   TARGETS llmgate::core)
 find_check(NAME no_network_deps PREFIX "${prefix}" OPTIONS -DLLMGATE_NO_NETWORK_DEPS=ON
@@ -55,7 +67,7 @@ find_check(NAME unknown PREFIX "${prefix}" OPTIONS -DLLMGATE_COMPONENTS=gui
 
 # The version file accepts the installed version and refuses a later major one.
 find_check(NAME version_ok PREFIX "${prefix}" OPTIONS "-DLLMGATE_REQUEST=${LLMGATE_VERSION}"
-  TARGETS llmgate::core llmgate::llmgate llmgate::redis Boost::json OpenSSL::SSL hiredis::hiredis)
+  TARGETS llmgate::core llmgate::llmgate llmgate::redis llmgate::eval Boost::json OpenSSL::SSL hiredis::hiredis SQLite::SQLite3)
 find_check(NAME version_99 PREFIX "${prefix}" OPTIONS -DLLMGATE_REQUEST=99
   ERROR "compatible with requested version \"99\"")
 
@@ -70,7 +82,8 @@ expect_files("${core_prefix}"
   include/llmgate/version.hpp
   share/cmake/llmgate/llmgateConfig.cmake
   share/cmake/llmgate/llmgateCoreTargets.cmake)
-foreach(file IN ITEMS llmgateServerTargets.cmake llmgateRedisTargets.cmake llmgateFindHiredis.cmake)
+foreach(file IN ITEMS llmgateServerTargets.cmake llmgateRedisTargets.cmake llmgateFindHiredis.cmake
+                     llmgateEvalTargets.cmake)
   if(EXISTS "${core_prefix}/share/cmake/llmgate/${file}")
     message(FATAL_ERROR "a core-only install has ${file}")
   endif()
@@ -83,4 +96,6 @@ find_check(NAME core_only_server PREFIX "${core_prefix}" OPTIONS -DLLMGATE_COMPO
   ERROR "server component \\(llmgate::llmgate\\) is not in this installation.*LLMGATE_SERVER=ON.*COMPONENTS core")
 # The redis component needs the server's: asked for here, the missing server is named.
 find_check(NAME core_only_redis PREFIX "${core_prefix}" OPTIONS -DLLMGATE_COMPONENTS=redis
+  ERROR "server component \\(llmgate::llmgate\\) is not in this installation")
+find_check(NAME core_only_eval PREFIX "${core_prefix}" OPTIONS -DLLMGATE_COMPONENTS=eval
   ERROR "server component \\(llmgate::llmgate\\) is not in this installation")

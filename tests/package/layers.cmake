@@ -8,7 +8,7 @@
 # Paths relative to include/, as in #include <...>.
 set(LLMGATE_NETWORK_HEADER_PATTERNS
   # Folders whose headers speak HTTP/JSON, and their umbrella headers.
-  "^llmgate/(backend|config|pipeline|prompt|route|server|eval|redis|tools|wire)/"
+  "^llmgate/(backend|config|http|pipeline|prompt|route|server|eval|redis|tools|wire)/"
   "^llmgate/(backend|pipeline|prompt|route|server|eval)\\.hpp$"
   # The umbrella of everything.
   "^llmgate/llmgate\\.hpp$")

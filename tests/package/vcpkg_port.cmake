@@ -3,9 +3,10 @@
 # --overlay-ports=ports` would on x64-linux, then builds users' projects
 # against the installed tree. Three times: with the port's default features
 # (llmgate::llmgate and llmgate::core, built and consumed where hiredis
-# cannot be found), as llmgate[redis] (llmgate::redis too, with the
-# machine's hiredis) and as llmgate[core] (llmgate::core alone, built and
-# consumed where Boost.JSON and OpenSSL cannot be found).
+# cannot be found), as llmgate[redis,eval] (llmgate::redis and
+# llmgate::eval too, with the machine's hiredis and SQLite) and as
+# llmgate[core] (llmgate::core alone, built and consumed where Boost.JSON
+# and OpenSSL cannot be found).
 include("${CMAKE_CURRENT_LIST_DIR}/common.cmake")
 include("${CMAKE_CURRENT_LIST_DIR}/fake_vcpkg.cmake")
 
@@ -32,14 +33,16 @@ if(NOT error AND default_count GREATER 0)
     list(APPEND default_features "${feature}")
   endforeach()
 endif()
-foreach(feature IN ITEMS server redis)
+foreach(feature IN ITEMS server redis eval)
   if(NOT feature IN_LIST ALL_FEATURES)
     message(FATAL_ERROR "ports/${PORT}/vcpkg.json declares no feature '${feature}'")
   endif()
 endforeach()
-if("redis" IN_LIST default_features)
-  message(FATAL_ERROR "ports/${PORT}/vcpkg.json makes 'redis' a default feature: every user would need hiredis")
-endif()
+foreach(feature dependency IN ZIP_LISTS "redis;eval" "hiredis;SQLite")
+  if(feature IN_LIST default_features)
+    message(FATAL_ERROR "ports/${PORT}/vcpkg.json makes '${feature}' a default feature: every user would need ${dependency}")
+  endif()
+endforeach()
 
 # feature_needs(<feature> <packages> <features>): the packages a feature of
 # the port depends on, and the port's own features it asks for (a
@@ -72,17 +75,21 @@ function(feature_needs feature out_packages out_features)
   set(${out_features} "${features}" PARENT_SCOPE)
 endfunction()
 
-# llmgate[redis] brings hiredis and the server feature (llmgate::redis is
-# built on llmgate::llmgate).
-feature_needs(redis redis_packages redis_features)
-foreach(package IN ITEMS hiredis ${PORT})
-  if(NOT package IN_LIST redis_packages)
-    message(FATAL_ERROR "the port's feature 'redis' does not depend on ${package}: it depends on [${redis_packages}]")
+# llmgate[redis] brings hiredis and llmgate[eval] SQLite, each with the
+# server feature (llmgate::redis and llmgate::eval are built on llmgate::llmgate).
+foreach(feature package IN ZIP_LISTS "redis;eval" "hiredis;sqlite3")
+  feature_needs(${feature} ${feature}_packages ${feature}_features)
+  foreach(needed IN ITEMS ${package} ${PORT})
+    if(NOT needed IN_LIST ${feature}_packages)
+      message(FATAL_ERROR "the port's feature '${feature}' does not depend on ${needed}: "
+                          "it depends on [${${feature}_packages}]")
+    endif()
+  endforeach()
+  if(NOT "server" IN_LIST ${feature}_features)
+    message(FATAL_ERROR "the port's feature '${feature}' does not ask for llmgate[server]: "
+                        "it asks for [${${feature}_features}]")
   endif()
 endforeach()
-if(NOT "server" IN_LIST redis_features)
-  message(FATAL_ERROR "the port's feature 'redis' does not ask for llmgate[server]: it asks for [${redis_features}]")
-endif()
 # Build this checkout, as VCPKG_KEEP_ENV_VARS=LLMGATE_SOURCE_DIR would let through.
 set(ENV{LLMGATE_SOURCE_DIR} "${LLMGATE_SOURCE_DIR}")
 
@@ -131,7 +138,7 @@ list(APPEND configure_args -DCMAKE_DISABLE_FIND_PACKAGE_hiredis=ON)
 set(ENV{PKG_CONFIG_LIBDIR} "${WORK_DIR}/no_pkgconfig")
 set(ENV{PKG_CONFIG_PATH} "")
 install_port(default ${default_features})
-foreach(file IN ITEMS llmgateRedisTargets.cmake llmgateFindHiredis.cmake)
+foreach(file IN ITEMS llmgateRedisTargets.cmake llmgateFindHiredis.cmake llmgateEvalTargets.cmake)
   if(EXISTS "${default_installed}/share/llmgate/${file}")
     message(FATAL_ERROR "llmgate's default features installed ${file}")
   endif()
@@ -143,6 +150,8 @@ if("server" IN_LIST default_features)
     OPTIONS "-DCMAKE_PREFIX_PATH=${default_installed}")
   find_check(NAME default_redis PREFIX "${default_installed}" OPTIONS -DLLMGATE_COMPONENTS=redis
     ERROR "redis component \\(llmgate::redis\\) is not in this installation")
+  find_check(NAME default_eval PREFIX "${default_installed}" OPTIONS -DLLMGATE_COMPONENTS=eval
+    ERROR "eval component \\(llmgate::eval\\) is not in this installation.*llmgate\\[eval\\]")
 endif()
 build_consumer(NAME default_consumer_core SOURCE "${TESTS_DIR}/consumer_core"
   LLMGATE_DIR "${default_installed}/share/llmgate"
@@ -158,19 +167,24 @@ foreach(variable IN ITEMS PKG_CONFIG_LIBDIR PKG_CONFIG_PATH)
   endif()
 endforeach()
 
-# vcpkg install llmgate[redis]: the default features, redis and what it
-# asks for; hiredis is the machine's (Debian's libhiredis-dev, found through
-# pkg-config as vcpkg's would be through its CMake package).
-install_port(redis ${default_features} redis ${redis_features})
-expect_files("${redis_installed}"
+# vcpkg install llmgate[redis,eval]: the default features, redis, eval and
+# what they ask for; hiredis and SQLite are the machine's (Debian's
+# libhiredis-dev, found through pkg-config as vcpkg's would be through its
+# CMake package, and libsqlite3-dev, through CMake's FindSQLite3 as vcpkg's).
+install_port(redis_eval ${default_features} redis eval ${redis_features} ${eval_features})
+expect_files("${redis_eval_installed}"
   share/llmgate/llmgateServerTargets.cmake
   share/llmgate/llmgateRedisTargets.cmake
-  share/llmgate/llmgateFindHiredis.cmake)
-build_consumer(NAME redis_consumer_redis SOURCE "${TESTS_DIR}/consumer_redis"
-  LLMGATE_DIR "${redis_installed}/share/llmgate"
-  OPTIONS "-DCMAKE_PREFIX_PATH=${redis_installed}")
-find_check(NAME redis_default PREFIX "${redis_installed}"
-  TARGETS llmgate::core llmgate::llmgate llmgate::redis Boost::json OpenSSL::SSL hiredis::hiredis)
+  share/llmgate/llmgateFindHiredis.cmake
+  share/llmgate/llmgateEvalTargets.cmake)
+foreach(consumer IN ITEMS consumer_redis consumer_eval)
+  build_consumer(NAME redis_eval_${consumer} SOURCE "${TESTS_DIR}/${consumer}"
+    LLMGATE_DIR "${redis_eval_installed}/share/llmgate"
+    OPTIONS "-DCMAKE_PREFIX_PATH=${redis_eval_installed}")
+endforeach()
+find_check(NAME redis_eval_default PREFIX "${redis_eval_installed}"
+  TARGETS llmgate::core llmgate::llmgate llmgate::redis llmgate::eval Boost::json OpenSSL::SSL hiredis::hiredis
+          SQLite::SQLite3)
 
 # vcpkg install llmgate[core], built where Boost.JSON and OpenSSL cannot be found.
 set(configure_args ${configure_args}

@@ -14,6 +14,7 @@
 
 #include "llmgate/backend/scripted_backend.hpp"
 #include "llmgate/pipeline.hpp"
+#include "../chunk_log.hpp"  // chunk_log
 
 namespace llmgate::inline v0 {
 std::ostream& operator<<(std::ostream& out, cache_outcome outcome) { return out << to_string(outcome); }
@@ -22,6 +23,7 @@ std::ostream& operator<<(std::ostream& out, cache_outcome outcome) { return out 
 namespace {
 
 using namespace llmgate;
+using llmgate::test::chunk_log;
 namespace net = boost::asio;
 
 using answer_cache = exact_cache<cached_answer>;
@@ -66,21 +68,6 @@ struct fixture {
   int calls() const { return script.calls->load(); }
 };
 
-// Collects a streamed answer.
-struct stream_sink {
-  std::vector<chat_chunk> chunks;
-  chunk_handler handler() {
-    return [this](const chat_chunk& chunk) -> net::awaitable<void> {
-      chunks.push_back(chunk);
-      co_return;
-    };
-  }
-  std::string text() const {
-    std::string joined;
-    for (const auto& chunk : chunks) joined += chunk.content_delta;
-    return joined;
-  }
-};
 
 }  // namespace
 
@@ -173,7 +160,7 @@ BOOST_FIXTURE_TEST_CASE(scope_keeps_tenants_models_parameters_and_system_prompts
 }
 
 BOOST_FIXTURE_TEST_CASE(streamed_miss_is_relayed_then_stored_and_replayed, fixture) {
-  stream_sink relayed;
+  chunk_log relayed;
   request_context first{.tenant = "acme", .on_chunk = relayed.handler()};
   const auto fresh = run(ask("Name three primary colours."), first);
   BOOST_TEST(first.cache == cache_outcome::miss);
@@ -181,7 +168,7 @@ BOOST_FIXTURE_TEST_CASE(streamed_miss_is_relayed_then_stored_and_replayed, fixtu
   BOOST_TEST(exact.size() == 1u);
   BOOST_TEST(semantic.size() == 1u);
 
-  stream_sink replayed;
+  chunk_log replayed;
   request_context again{.tenant = "acme", .on_chunk = replayed.handler()};
   run(ask("Name three primary colours."), again);
   BOOST_TEST(again.cache == cache_outcome::exact);

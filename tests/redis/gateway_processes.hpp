@@ -149,7 +149,7 @@ class replica_upstream {
   std::size_t answers_ = 0;
 };
 
-/// The "shared" section of a replica's config (server/config.hpp).
+/// The "shared" section of a replica's config (server/gateway_config.hpp).
 struct shared_options {
   std::vector<redis::endpoint> endpoints;
   std::string replica;        ///< its name among the replicas

@@ -17,9 +17,9 @@
 #include <boost/asio/use_future.hpp>  // boost::asio::use_future
 
 #include "llmgate/server/shared/redis_shared_tier.hpp"  // redis_shared_tier
-#include "llmgate/server/config.hpp"      // gateway_config, shared_config
-#include "llmgate/server/snapshots.hpp"   // gateway_caches
-#include "redis_server.hpp"                // redis_server
+#include "llmgate/server/gateway_config.hpp"            // gateway_config, shared_config
+#include "llmgate/server/caches/gateway_caches.hpp"     // gateway_caches
+#include "redis_server.hpp"                             // redis_server
 
 namespace llmgate::test {
 
@@ -27,8 +27,8 @@ namespace llmgate::test {
 /// name `replica`; no periodic snapshots (tests take them with snapshot_now()).
 inline gateway_config shared_config_for(std::uint16_t port, std::string replica) {
   gateway_config config;
-  config.log_requests = false;
-  config.embedder.dimension = 64;  // small: the tests compare texts, not models
+  config.log.requests = false;
+  config.semantic_cache.embedder.dimension = 64;  // small: the tests compare texts, not models
   shared_config shared;
   shared.redis.endpoints = {"127.0.0.1:" + std::to_string(port)};
   shared.redis.connect_timeout_ms = 500;

@@ -87,7 +87,7 @@ BOOST_AUTO_TEST_CASE(an_exact_answer_expires_with_the_exact_caches_lifetime) {
   if (llmgate::test::skip_without_redis()) return;
   redis_server server;
   auto config = shared_config_for(server.port(), "a");
-  config.exact_eviction.ttl_seconds = 30;
+  config.exact_cache.eviction.ttl_seconds = 30;
   shared_replica a(std::move(config));
   const exact_key key = key_for(a, "acme", "lifetime");
   a.tier->store_exact(key, answer_of("soon gone"));
@@ -179,7 +179,7 @@ BOOST_AUTO_TEST_CASE(a_wrong_verdict_and_an_eviction_travel) {
   if (llmgate::test::skip_without_redis()) return;
   redis_server server;
   auto small = shared_config_for(server.port(), "a");
-  small.semantic_max_entries = 2;
+  small.semantic_cache.max_entries = 2;
   shared_replica a(std::move(small)), b(shared_config_for(server.port(), "b"));
   a.tier->start();
   b.tier->start();

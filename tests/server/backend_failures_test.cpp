@@ -7,7 +7,7 @@
 #include <boost/json/parse.hpp>  // boost::json::parse
 #include <boost/test/unit_test.hpp>
 
-#include "llmgate/server/backend_failures.hpp"
+#include "llmgate/server/client_failure.hpp"
 
 namespace {
 

@@ -14,41 +14,21 @@
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include "llmgate/server/config.hpp"
+#include "llmgate/server/gateway_config.hpp"
 #include "../temporary_directory.hpp"
+#include "config_text.hpp"
 
 namespace {
 
 using llmgate::gateway_config;
-
-constexpr const char* minimal = R"({
-  "models": ["gpt-4o-mini"],
-  "backends": [{"name": "primary", "base_url": "https://api.openai.com/v1"}],
-  "tenants": [{"name": "acme", "api_key": "sk-acme"}]
-})";
-
-// The message the config `text` is refused with ("" when it is accepted).
-std::string refusal(const std::string& text) {
-  try {
-    gateway_config::from_json(boost::json::parse(text));
-    return {};
-  } catch (const llmgate::error& e) {
-    return e.what();
-  }
-}
+using llmgate::test::refusal;
+using llmgate::test::with;
+constexpr const char* minimal = llmgate::test::minimal_config;
 
 // Checks that the config `text` is refused with `message`.
 void refused_with(const std::string& text, const std::string& message) {
   BOOST_TEST_CONTEXT(text) BOOST_TEST(refusal(text) == message);
 }
-
-// `minimal` with one top-level member replaced or added.
-std::string with(const std::string& member, const std::string& value) {
-  auto config = boost::json::parse(minimal).as_object();
-  config[member] = boost::json::parse(value);
-  return boost::json::serialize(config);
-}
-
 
 constexpr const char* composed = R"({
   "backends": [{"name": "cloud", "kind": "openai", "base_url": "https://api.example.com/v1", "retries": 1},
@@ -81,24 +61,24 @@ BOOST_AUTO_TEST_SUITE(config_test)
 
 BOOST_AUTO_TEST_CASE(a_minimal_config_gets_the_defaults) {
   const auto config = gateway_config::from_json(boost::json::parse(minimal));
-  BOOST_TEST(config.address == "127.0.0.1");
-  BOOST_TEST(config.port == 8080);
+  BOOST_TEST(config.listen.address == "127.0.0.1");
+  BOOST_TEST(config.listen.port == 8080);
   BOOST_TEST(config.backends.size() == 1u);
   BOOST_TEST(config.backends[0].kind == "openai");
   BOOST_TEST(config.tenants[0].api_key == "sk-acme");
-  BOOST_TEST(config.exact_cache);
-  BOOST_TEST(config.semantic_threshold == 0.9);
-  BOOST_TEST(config.semantic_hnsw.ef_construction == llmgate::default_index_factory{}.parameters.ef_construction);
-  BOOST_TEST(config.semantic_verifier == "default");
-  BOOST_TEST(!config.snapshot_directory);
+  BOOST_TEST(config.exact_cache.enabled);
+  BOOST_TEST(config.semantic_cache.threshold.value == 0.9);
+  BOOST_TEST(config.semantic_cache.hnsw.ef_construction == llmgate::default_index_factory{}.parameters.ef_construction);
+  BOOST_TEST(config.semantic_cache.verifier == "default");
+  BOOST_TEST(!config.snapshot.directory);
 }
 
 BOOST_AUTO_TEST_CASE(the_semantic_index_can_trade_recall_for_cpu) {
   const auto config = gateway_config::from_json(
       boost::json::parse(with("semantic_cache", R"({"hnsw": {"ef_construction": 40, "ef_search": 16}})")));
-  BOOST_TEST(config.semantic_hnsw.m == llmgate::default_index_factory{}.parameters.m);  // not given: the cache's default
-  BOOST_TEST(config.semantic_hnsw.ef_construction == 40u);
-  BOOST_TEST(config.semantic_hnsw.ef_search == 16u);
+  BOOST_TEST(config.semantic_cache.hnsw.m == llmgate::default_index_factory{}.parameters.m);  // not given: the cache's default
+  BOOST_TEST(config.semantic_cache.hnsw.ef_construction == 40u);
+  BOOST_TEST(config.semantic_cache.hnsw.ef_search == 16u);
 }
 
 BOOST_AUTO_TEST_CASE(secrets_come_from_the_environment) {
@@ -182,20 +162,20 @@ BOOST_AUTO_TEST_CASE(models_backends_router_and_cache_policies_read_as_written) 
   BOOST_REQUIRE(config.router.has_value());
   BOOST_TEST((config.router->aliases == std::vector<std::string>{"auto", "smart"}));
   BOOST_TEST(config.router->preferences == "accuracy=0.8,cost=0.2");
-  BOOST_TEST(config.exact_eviction.policy == "lfu");
-  BOOST_TEST(config.exact_eviction.ttl_seconds == 60.0);
-  BOOST_TEST(config.semantic_max_entries == 500u);
-  BOOST_TEST(config.semantic_threshold_policy.policy == "adaptive");
-  BOOST_TEST(config.semantic_threshold_policy.error_bound == 0.02);
-  BOOST_TEST(!config.semantic_threshold_policy.value_given);
-  BOOST_TEST(config.semantic_eviction.policy == "cost_aware");
-  BOOST_TEST(config.semantic_eviction.ttl_seconds == 3600.0);
-  BOOST_TEST(config.embedder.dimension == 256u);
-  BOOST_TEST(config.embedder.model == "my-embedder");
+  BOOST_TEST(config.exact_cache.eviction.policy == "lfu");
+  BOOST_TEST(config.exact_cache.eviction.ttl_seconds == 60.0);
+  BOOST_TEST(config.semantic_cache.max_entries == 500u);
+  BOOST_TEST(config.semantic_cache.threshold.policy == "adaptive");
+  BOOST_TEST(config.semantic_cache.threshold.error_bound == 0.02);
+  BOOST_TEST(!config.semantic_cache.threshold.value_given);
+  BOOST_TEST(config.semantic_cache.eviction.policy == "cost_aware");
+  BOOST_TEST(config.semantic_cache.eviction.ttl_seconds == 3600.0);
+  BOOST_TEST(config.semantic_cache.embedder.dimension == 256u);
+  BOOST_TEST(config.semantic_cache.embedder.model == "my-embedder");
   // Today's numeric threshold still reads as the static policy's value.
   const auto numeric = gateway_config::from_json(boost::json::parse(with("semantic_cache", R"({"threshold": 0.8})")));
-  BOOST_TEST(numeric.semantic_threshold_policy.policy == "static");
-  BOOST_TEST(numeric.semantic_threshold == 0.8);
+  BOOST_TEST(numeric.semantic_cache.threshold.policy == "static");
+  BOOST_TEST(numeric.semantic_cache.threshold.value == 0.8);
 }
 
 BOOST_AUTO_TEST_CASE(composed_mistakes_are_refused_by_name) {
@@ -292,7 +272,7 @@ BOOST_AUTO_TEST_CASE(unknown_keys_are_refused_with_the_nearest_known_one) {
   refused_with(with("admin", R"({"key": "k"})"),
                "config: admin.key is not a known key (known: api_key_env, api_key, metrics_token)");
   // The metrics token sits beside the admin key (a string).
-  BOOST_TEST(gateway_config::from_json(boost::json::parse(with("admin", R"({"metrics_token": "scrape-me"})"))).metrics_token ==
+  BOOST_TEST(gateway_config::from_json(boost::json::parse(with("admin", R"({"metrics_token": "scrape-me"})"))).admin.metrics_token ==
              "scrape-me");
   refused_with(with("admin", R"({"metrics_token": 1})"), "config: admin.metrics_token must be a string");
 }
@@ -314,28 +294,28 @@ BOOST_AUTO_TEST_CASE(the_bounds_on_clients_read_as_written_and_refuse_their_mist
       "max_header_bytes": 32768, "max_json_depth": 80, "max_connections": 500, "max_connections_per_address": 50,
       "idle_timeout_ms": 30000, "header_timeout_ms": 5000, "body_timeout_ms": 20000,
       "max_embedding_inputs": 16, "max_embedding_input_tokens": 4096})")));
-  BOOST_TEST(config.max_header_bytes == 32768u);
-  BOOST_TEST(config.max_json_depth == 80u);
-  BOOST_TEST(config.max_connections == 500u);
-  BOOST_TEST(config.max_connections_per_address == 50u);
-  BOOST_TEST(config.idle_timeout_ms == 30000u);
-  BOOST_TEST(config.header_timeout_ms == 5000u);
-  BOOST_TEST(config.body_timeout_ms == 20000u);
-  BOOST_TEST(config.max_embedding_inputs == 16u);
-  BOOST_TEST(config.max_embedding_input_tokens == 4096u);
+  BOOST_TEST(config.limits.max_header_bytes == 32768u);
+  BOOST_TEST(config.limits.max_json_depth == 80u);
+  BOOST_TEST(config.limits.max_connections == 500u);
+  BOOST_TEST(config.limits.max_connections_per_address == 50u);
+  BOOST_TEST(config.limits.idle_timeout_ms == 30000u);
+  BOOST_TEST(config.limits.header_timeout_ms == 5000u);
+  BOOST_TEST(config.limits.body_timeout_ms == 20000u);
+  BOOST_TEST(config.limits.max_embedding_inputs == 16u);
+  BOOST_TEST(config.limits.max_embedding_input_tokens == 4096u);
   const auto defaults = gateway_config::from_json(boost::json::parse(minimal));
-  BOOST_TEST(defaults.max_header_bytes == 16384u);
-  BOOST_TEST(defaults.max_json_depth == 64u);
-  BOOST_TEST(defaults.semantic_max_bytes == std::uint64_t{256} << 20);
-  BOOST_TEST(!defaults.prompt_admin_directory);
-  BOOST_TEST(defaults.prompt_source_max_bytes == std::uint64_t{1} << 20);
+  BOOST_TEST(defaults.limits.max_header_bytes == 16384u);
+  BOOST_TEST(defaults.limits.max_json_depth == 64u);
+  BOOST_TEST(defaults.semantic_cache.max_bytes == std::uint64_t{256} << 20);
+  BOOST_TEST(!defaults.prompts.admin_directory);
+  BOOST_TEST(defaults.prompts.source_max_bytes == std::uint64_t{1} << 20);
 
   const auto sources = gateway_config::from_json(boost::json::parse(
       with("prompt_sources", R"({"admin_directory": "prompts/shared", "max_bytes": 4096})")));
-  BOOST_TEST(sources.prompt_admin_directory->string() == "prompts/shared");
-  BOOST_TEST(sources.prompt_source_max_bytes == 4096u);
+  BOOST_TEST(sources.prompts.admin_directory->string() == "prompts/shared");
+  BOOST_TEST(sources.prompts.source_max_bytes == 4096u);
   BOOST_TEST(gateway_config::from_json(boost::json::parse(with("semantic_cache", R"({"max_bytes": 1000})")))
-                 .semantic_max_bytes == 1000u);
+                 .semantic_cache.max_bytes == 1000u);
 
   refused_with(with("limits", R"({"max_header_bytes": 100})"),
                "config: limits.max_header_bytes must be between 1024 and 1048576, not 100");
@@ -426,23 +406,25 @@ BOOST_AUTO_TEST_CASE(check_refuses_a_config_built_in_cpp_with_the_same_messages)
   };
   BOOST_TEST(checked(base).empty());
   auto config = base;
-  config.embedder.dimension = 0;
+  config.semantic_cache.embedder.dimension = 0;
   BOOST_TEST(checked(config) == "config: semantic_cache.embedder.dimension must be between 1 and 65536, not 0");
   BOOST_TEST(checked(config) == refusal(with("semantic_cache", R"({"embedder": {"dimension": 0}})")));
   config = base;
-  config.max_body_bytes = 0;
+  config.limits.max_body_bytes = 0;
   BOOST_TEST(checked(config) == refusal(with("limits", R"({"max_body_bytes": 0})")));
   config = base;
   config.backends[0].base_url = "api.openai.com/v1";
   BOOST_TEST(checked(config) ==
              "config: backends[0].base_url must be an http:// or https:// URL with a host, not \"api.openai.com/v1\"");
   config = base;
-  config.semantic_eviction.policy = "fifo";
+  config.semantic_cache.eviction.policy = "fifo";
   BOOST_TEST(checked(config) ==
              "config: semantic_cache.eviction.policy must be one of \"lru\", \"lfu\", \"cost_aware\" (not \"fifo\")");
   config = base;
-  config.semantic_threshold = 0;
-  BOOST_TEST(checked(config) == "config: semantic_cache.threshold must be greater than 0 and at most 1, not 0");
+  config.semantic_cache.threshold.value = 0;
+  // One field per setting: the static threshold is threshold.value, named as the JSON spells it.
+  BOOST_TEST(checked(config) == "config: semantic_cache.threshold.value must be greater than 0 and at most 1, not 0");
+  BOOST_TEST(checked(config) == refusal(with("semantic_cache", R"({"threshold": {"value": 0}})")));
   // The gateway checks with the kinds its registry knows.
   config = base;
   config.backends[0].kind = "mykind";
@@ -481,14 +463,14 @@ BOOST_AUTO_TEST_CASE(every_older_spelling_is_still_read) {
   BOOST_TEST(config.prices->find("a")->cached_input == 1.0);  // the input price where none is given
   BOOST_TEST((config.router->aliases == std::vector<std::string>{"auto", "smart"}));
   BOOST_TEST(config.tenants[0].api_key == "sk-literal");
-  BOOST_TEST(config.embedder.dimension == 128u);
-  BOOST_TEST(config.embedder.model == "bow");
-  BOOST_TEST(config.exact_eviction.policy == "lfu");
-  BOOST_TEST(config.semantic_max_entries == 77u);
-  BOOST_TEST(config.semantic_threshold_policy.policy == "static");
-  BOOST_TEST(config.semantic_threshold == 0.85);
-  BOOST_TEST(config.semantic_eviction.policy == "lfu");
-  BOOST_TEST(config.semantic_eviction.ttl_seconds == 30.0);
+  BOOST_TEST(config.semantic_cache.embedder.dimension == 128u);
+  BOOST_TEST(config.semantic_cache.embedder.model == "bow");
+  BOOST_TEST(config.exact_cache.eviction.policy == "lfu");
+  BOOST_TEST(config.semantic_cache.max_entries == 77u);
+  BOOST_TEST(config.semantic_cache.threshold.policy == "static");
+  BOOST_TEST(config.semantic_cache.threshold.value == 0.85);
+  BOOST_TEST(config.semantic_cache.eviction.policy == "lfu");
+  BOOST_TEST(config.semantic_cache.eviction.ttl_seconds == 30.0);
 }
 
 BOOST_AUTO_TEST_CASE(the_example_configuration_is_valid) {
@@ -497,7 +479,7 @@ BOOST_AUTO_TEST_CASE(the_example_configuration_is_valid) {
   BOOST_TEST(config.models.size() == 3u);
   BOOST_TEST(config.backends.size() == 3u);
   BOOST_TEST(config.router.has_value());
-  BOOST_TEST(config.semantic_hnsw.ef_search == 12u);
+  BOOST_TEST(config.semantic_cache.hnsw.ef_search == 12u);
 }
 
 BOOST_AUTO_TEST_CASE(files_that_are_missing_or_not_json_are_named) {

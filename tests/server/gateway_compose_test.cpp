@@ -37,11 +37,11 @@ reply echo_model(const received_request& request) {
 
 gateway_config base_config() {
   gateway_config config;
-  config.port = 0;
-  config.threads = 1;
+  config.listen.port = 0;
+  config.listen.threads = 1;
   config.tenants = {{"acme", "key-acme"}};
-  config.log_requests = false;
-  config.request_timeout_ms = 5000;
+  config.log.requests = false;
+  config.limits.request_timeout_ms = 5000;
   return config;
 }
 
@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(auto_routes_coding_and_chit_chat_to_different_models) {
   upstream.on("/v1/chat/completions", echo_model);
   upstream.start();
   auto config = routed_config(upstream.url("/v1"));
-  config.metrics_token = "scraper-token";  // /metrics needs it
+  config.admin.metrics_token = "scraper-token";  // /metrics needs it
   gateway server(std::move(config), nullptr);
   server.start();
   std::map<std::string, std::string> headers;
@@ -290,7 +290,7 @@ BOOST_AUTO_TEST_CASE(a_routed_request_is_logged_with_its_model_and_reasons) {
   upstream.start();
   std::FILE* log = std::tmpfile();
   auto config = routed_config(upstream.url("/v1"));
-  config.log_requests = true;
+  config.log.requests = true;
   {
     gateway server(config, log);
     server.start();
@@ -358,8 +358,8 @@ BOOST_AUTO_TEST_CASE(answers_expire_after_ttl_seconds_on_the_caches_clock) {
   auto config = base_config();
   config.backends = {{.name = "up", .base_url = upstream.url("/v1"), .retries = 0}};
   config.models = {{.name = "m", .backends = {"up"}}};
-  config.exact_eviction = {.policy = "lru", .ttl_seconds = 60};
-  config.semantic_eviction = {.policy = "lfu", .ttl_seconds = 60};
+  config.exact_cache.eviction = {.policy = "lru", .ttl_seconds = 60};
+  config.semantic_cache.eviction = {.policy = "lfu", .ttl_seconds = 60};
   const auto clock = cache_clock::adjustable();
   gateway server(config, gateway_parts{.log = nullptr, .clock = clock});
   server.start();
@@ -381,7 +381,7 @@ BOOST_AUTO_TEST_CASE(the_adaptive_threshold_starts_where_the_config_says) {
   auto config = base_config();
   config.backends = {{.name = "demo", .kind = "demo"}};
   config.models = {{.name = "m", .backends = {"demo"}}};
-  config.semantic_threshold_policy = {.policy = "adaptive", .value = 0.97, .value_given = true, .error_bound = 0.01};
+  config.semantic_cache.threshold = {.policy = "adaptive", .value = 0.97, .value_given = true, .error_bound = 0.01};
   gateway server(config, nullptr);
   BOOST_TEST((server.semantic().threshold_policy().kind() == threshold_kind::adaptive));
   BOOST_TEST(server.semantic().threshold_policy().threshold() == 0.97f);
@@ -438,14 +438,14 @@ BOOST_AUTO_TEST_CASE(configs_it_cannot_serve_keep_it_from_starting) {
              "e.g. llmgate::redis::make_shared_tier); this program has none");
   config.shared.reset();
 
-  config.embedder = {.kind = "openai", .base_url = "http://127.0.0.1:1/v1", .model = "e"};
+  config.semantic_cache.embedder = {.kind = "openai", .base_url = "http://127.0.0.1:1/v1", .model = "e"};
   BOOST_TEST(refusal(config).starts_with("config: semantic_cache.embedder.base_url http://127.0.0.1:1/v1 does not answer"),
              refusal(config));
   upstream_server upstream;
   upstream.start();
-  config.embedder.base_url = upstream.url("/v1");
+  config.semantic_cache.embedder.base_url = upstream.url("/v1");
   // It answers, but not with embeddings (gateway_embedder_test serves them).
-  BOOST_TEST(refusal(config).starts_with("config: semantic_cache.embedder.base_url " + config.embedder.base_url +
+  BOOST_TEST(refusal(config).starts_with("config: semantic_cache.embedder.base_url " + config.semantic_cache.embedder.base_url +
                                          " does not answer with embeddings"),
              refusal(config));
 }

@@ -40,14 +40,14 @@ struct model_server {
 
 gateway_config embedder_config_for(const std::string& url) {
   gateway_config config;
-  config.port = 0;
-  config.threads = 2;
+  config.listen.port = 0;
+  config.listen.threads = 2;
   config.tenants = {{"acme", "key-acme"}};
-  config.log_requests = false;
-  config.request_timeout_ms = 5000;
+  config.log.requests = false;
+  config.limits.request_timeout_ms = 5000;
   config.backends = {{.name = "up", .base_url = url, .retries = 0}};
   config.models = {{.name = "m", .backends = {"up"}}};
-  config.embedder = {.kind = "openai", .base_url = url, .model = "bow", .dimension = dimension};
+  config.semantic_cache.embedder = {.kind = "openai", .base_url = url, .model = "bow", .dimension = dimension};
   return config;
 }
 
@@ -136,7 +136,7 @@ BOOST_AUTO_TEST_CASE(v1_embeddings_serves_the_configured_model_through_the_same_
 BOOST_AUTO_TEST_CASE(embedding_models_of_the_backends_are_served_in_both_encodings) {
   model_server server;
   auto config = embedder_config_for(server.upstream.url("/v1"));
-  config.embedder = {};  // the built-in hashing embedder for the cache
+  config.semantic_cache.embedder = {};  // the built-in hashing embedder for the cache
   config.models.push_back({.name = "words", .backends = {"up"}, .mode = model_mode::embedding, .upstream_model = "bow"});
   gateway g(std::move(config), nullptr);
   g.start();
@@ -190,7 +190,7 @@ BOOST_AUTO_TEST_CASE(an_embedding_models_failures_reach_the_client_as_chat_failu
   upstream.enqueue("/v1/embeddings", reply::openai_error(500, "server_error", "boom", "Overloaded."));
   upstream.start();
   auto config = embedder_config_for(upstream.url("/v1"));
-  config.embedder = {};
+  config.semantic_cache.embedder = {};
   config.models.push_back({.name = "words", .backends = {"up"}, .mode = model_mode::embedding});
   gateway g(std::move(config), nullptr);
   g.start();
@@ -219,7 +219,7 @@ BOOST_AUTO_TEST_CASE(an_embedder_that_does_not_answer_keeps_the_gateway_from_sta
   // Vectors of another length than the config's.
   model_server server;
   config = embedder_config_for(server.upstream.url("/v1"));
-  config.embedder.dimension = 128;
+  config.semantic_cache.embedder.dimension = 128;
   BOOST_TEST(refusal(config).starts_with("config: semantic_cache.embedder.dimension 128"), refusal(config));
   // The dimension must be given.
   const auto file = json::parse(R"({"backends": [{"name": "d", "kind": "demo"}], "models": ["m"],
@@ -231,7 +231,7 @@ BOOST_AUTO_TEST_CASE(an_embedder_that_does_not_answer_keeps_the_gateway_from_sta
   } catch (const error& e) {
     BOOST_TEST(std::string(e.what()).starts_with("config: semantic_cache.embedder.dimension"), e.what());
   }
-  config.embedder.dimension = 0;
+  config.semantic_cache.embedder.dimension = 0;
   BOOST_TEST(refusal(config).starts_with("config: semantic_cache.embedder.dimension"), refusal(config));
 }
 
@@ -239,7 +239,7 @@ BOOST_AUTO_TEST_CASE(the_snapshot_keeps_the_upstreams_vectors) {
   model_server server;
   temporary_directory directory;
   auto config = embedder_config_for(server.upstream.url("/v1"));
-  config.snapshot_directory = directory.path;
+  config.snapshot.directory = directory.path;
   std::map<std::string, std::string> headers;
   {
     gateway first(config, nullptr);
@@ -260,7 +260,7 @@ BOOST_AUTO_TEST_CASE(the_snapshot_keeps_the_upstreams_vectors) {
   }
   // Another embedding model of the same dimension: its vectors must never
   // meet the first model's, so it starts from a snapshot of its own.
-  config.embedder.model = "another-model";
+  config.semantic_cache.embedder.model = "another-model";
   gateway third(config, nullptr);
   BOOST_TEST(third.semantic().size() == 0u);
 }
@@ -284,7 +284,7 @@ BOOST_AUTO_TEST_CASE(no_tenant_is_served_another_tenants_answer) {
 BOOST_AUTO_TEST_CASE(wrong_hit_feedback_raises_the_adaptive_threshold) {
   model_server server;
   auto config = embedder_config_for(server.upstream.url("/v1"));
-  config.semantic_threshold_policy = {.policy = "adaptive", .value = 0.8, .value_given = true, .error_bound = 0.05,
+  config.semantic_cache.threshold = {.policy = "adaptive", .value = 0.8, .value_given = true, .error_bound = 0.05,
                                       .min_feedback = 2};
   gateway g(config, nullptr);
   g.start();

@@ -19,6 +19,7 @@
 
 #include "../backend/upstream_server.hpp"
 #include "../temporary_directory.hpp"
+#include "demo_gateway.hpp"  // upstream_config
 #include "gateway_client.hpp"
 #include "llmgate/server/gateway.hpp"
 
@@ -51,16 +52,9 @@ struct pml_fixture {
     std::ofstream(directory / "schemas" / "notes" / "caches.txt") << "Exact hits cost nothing.\n";
     upstream.on(chat_path, reply::chat("Money."));
     upstream.start();
-    gateway_config config;
-    config.port = 0;
-    config.threads = 1;
-    config.backends = {{.name = "upstream", .base_url = upstream.url("/v1"), .retries = 0}};
-    config.models = {{.name = "test-model", .backends = {"upstream"}}};
-    config.tenants = {{"acme", "key-acme"}};
-    config.admin_key = "admin-key";
-    config.log_requests = false;
-    config.semantic_cache = false;
-    config.prompt_schemas = {directory / "schemas" / "support.xml"};
+    auto config = upstream_config(upstream.url("/v1"));
+    config.semantic_cache.enabled = false;
+    config.prompts.schemas = {directory / "schemas" / "support.xml"};
     server = std::make_unique<gateway>(std::move(config), nullptr);
     server->start();
   }
@@ -227,12 +221,12 @@ BOOST_AUTO_TEST_CASE(a_gateway_does_not_start_with_a_schema_file_it_cannot_use) 
   const auto broken = directory / "broken.xml";
   std::ofstream(broken) << R"(<schema name="b"><module name="a">x</module><module name="a">y</module></schema>)";
   gateway_config config;
-  config.port = 0;
-  config.threads = 1;
+  config.listen.port = 0;
+  config.listen.threads = 1;
   config.backends = {{.name = "demo", .kind = "demo"}};
   config.models = {{.name = "test-model", .backends = {"demo"}}};
   config.tenants = {{"acme", "key-acme"}};
-  config.prompt_schemas = {broken};
+  config.prompts.schemas = {broken};
   BOOST_CHECK_EXCEPTION(gateway(config, nullptr), config_error, [&](const config_error& e) {
     BOOST_TEST(e.what() == "config: prompt_schemas[0] cannot be used: '" + broken.string() +
                                "', line 1, column 45: duplicate module name \"a\" (first at line 1, column 18)");

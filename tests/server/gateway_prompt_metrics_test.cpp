@@ -8,13 +8,13 @@
 // counts (llama.cpp slot files) shows there too. Token spans are the
 // compiler's estimates: the system message is 11 tokens, "The manual says:
 // caches save money." 11 and "Answer in a friendly tone." 8.
-#include <cstdio>      // popen, pclose (POSIX)
-#include <fstream>     // std::ofstream
-#include <memory>      // std::unique_ptr
-#include <string>      // std::string
+#include <cstdio>       // popen, pclose (POSIX)
+#include <fstream>      // std::ofstream
+#include <memory>       // std::unique_ptr
+#include <string>       // std::string
 #include <string_view>  // std::string_view
-#include <utility>     // std::pair
-#include <sys/wait.h>  // WEXITSTATUS
+#include <utility>      // std::pair
+#include <sys/wait.h>   // WEXITSTATUS
 
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
@@ -51,16 +51,9 @@ struct metrics_fixture {
   metrics_fixture() {
     std::ofstream(directory / "support.xml") << support_schema;
     upstream.start();
-    gateway_config config;
-    config.port = 0;
-    config.threads = 1;
-    config.backends = {{.name = "upstream", .base_url = upstream.url("/v1"), .retries = 0}};
-    config.models = {{.name = "test-model", .backends = {"upstream"}}};
-    config.tenants = {{"acme", "key-acme"}};
-    config.admin_key = "admin-key";
-    config.log_requests = false;
-    config.semantic_cache = false;
-    config.prompt_schemas = {directory / "support.xml"};
+    auto config = upstream_config(upstream.url("/v1"));
+    config.semantic_cache.enabled = false;
+    config.prompts.schemas = {directory / "support.xml"};
     server = std::make_unique<gateway>(std::move(config), nullptr);
     server->start();
   }

@@ -2,20 +2,21 @@
 // its model server: hits and misses streamed and not, every status it
 // answers, tenant isolation, feedback, metrics and logs, draining with
 // requests in flight, snapshots saved on stop and loaded on start.
-#include <chrono>   // std::chrono
-#include <cstdio>   // std::tmpfile, popen (POSIX)
+#include <chrono>      // std::chrono
+#include <cstdio>      // std::tmpfile, popen (POSIX)
 #include <filesystem>  // std::filesystem::exists
-#include <future>   // std::async
-#include <random>   // std::mt19937
-#include <string>   // std::string
-#include <thread>   // std::this_thread
-#include <vector>   // std::vector
+#include <future>      // std::async
+#include <random>      // std::mt19937
+#include <string>      // std::string
+#include <thread>      // std::this_thread
+#include <vector>      // std::vector
 
 #include <boost/test/unit_test.hpp>
 
 #include "../backend/upstream_server.hpp"
 #include "../wire/reference_wire.hpp"  // the completion body as a JSON tree wrote it
 #include "llmgate/server/gateway.hpp"
+#include "demo_gateway.hpp"            // upstream_config
 #include "gateway_client.hpp"
 #include "../temporary_directory.hpp"
 
@@ -34,17 +35,11 @@ reply answer_question(const received_request& request) {
 }
 
 gateway_config test_config(const std::string& upstream_url) {
-  gateway_config config;
-  config.port = 0;
-  config.threads = 2;
-  config.backends = {{.name = "upstream", .base_url = upstream_url, .retries = 0}};
-  config.models = {{.name = "test-model", .backends = {"upstream"}}};
+  auto config = upstream_config(upstream_url);
+  config.listen.threads = 2;
   config.prices = std::make_shared<price_table>(
       price_table::from_json(json::parse(R"({"test-model": {"input": 1.0, "output": 2.0}})")));
   config.tenants = {{"acme", "key-acme"}, {"globex", "key-globex"}};
-  config.admin_key = "admin-key";
-  config.log_requests = false;
-  config.request_timeout_ms = 5000;
   return config;
 }
 
@@ -194,7 +189,7 @@ BOOST_AUTO_TEST_CASE(the_demo_backend_answers_offline_and_honours_max_tokens) {
 }
 
 BOOST_AUTO_TEST_CASE(oversized_bodies_get_413) {
-  gateway_fixture f([](gateway_config& c) { c.max_body_bytes = 1000; });
+  gateway_fixture f([](gateway_config& c) { c.limits.max_body_bytes = 1000; });
   const auto reply = post(f.port(), "/v1/chat/completions", chat_body(std::string(2000, 'x')), "key-acme");
   BOOST_TEST(reply.status == 413u);
   BOOST_TEST(reply.json().at("error").at("code").as_string() == "request_too_large");
@@ -202,8 +197,8 @@ BOOST_AUTO_TEST_CASE(oversized_bodies_get_413) {
 
 BOOST_AUTO_TEST_CASE(full_gateway_answers_429_with_retry_after) {
   gateway_fixture f([](gateway_config& c) {
-    c.max_concurrent_requests = 1;
-    c.max_queued_requests = 0;
+    c.limits.max_concurrent_requests = 1;
+    c.limits.max_queued_requests = 0;
   });
   f.upstream.on("/v1/chat/completions", [](const received_request&) {
     auto slow = reply::chat("slow");
@@ -221,8 +216,8 @@ BOOST_AUTO_TEST_CASE(full_gateway_answers_429_with_retry_after) {
 
 BOOST_AUTO_TEST_CASE(queued_requests_wait_their_turn) {
   gateway_fixture f([](gateway_config& c) {
-    c.max_concurrent_requests = 1;
-    c.max_queued_requests = 4;
+    c.limits.max_concurrent_requests = 1;
+    c.limits.max_queued_requests = 4;
   });
   f.upstream.on("/v1/chat/completions", [](const received_request& request) {
     auto slow = answer_question(request);
@@ -236,7 +231,7 @@ BOOST_AUTO_TEST_CASE(queued_requests_wait_their_turn) {
 }
 
 BOOST_AUTO_TEST_CASE(slow_models_get_504) {
-  gateway_fixture f([](gateway_config& c) { c.request_timeout_ms = 200; });
+  gateway_fixture f([](gateway_config& c) { c.limits.request_timeout_ms = 200; });
   f.upstream.on("/v1/chat/completions", [](const received_request&) {
     auto slow = reply::chat("too late");
     slow.first_byte_delay = std::chrono::milliseconds(2000);
@@ -255,7 +250,7 @@ BOOST_AUTO_TEST_CASE(slow_models_get_504) {
 // must still get its 504 at its own deadline (not at the first request's,
 // and not never); the connection then serves on.
 BOOST_AUTO_TEST_CASE(a_slow_model_after_quick_answers_on_one_connection_gets_504_in_time) {
-  gateway_fixture f([](gateway_config& c) { c.request_timeout_ms = 300; });
+  gateway_fixture f([](gateway_config& c) { c.limits.request_timeout_ms = 300; });
   f.upstream.on("/v1/chat/completions", [](const received_request& request) {
     auto answer = answer_question(request);
     if (content_text(parse_chat_request(request.json()).messages.back()) == "slow")
@@ -395,7 +390,7 @@ BOOST_AUTO_TEST_CASE(one_log_line_per_request_without_prompt_or_key) {
   upstream.on("/v1/chat/completions", answer_question);
   upstream.start();
   auto config = test_config(upstream.url("/v1"));
-  config.log_requests = true;
+  config.log.requests = true;
   {
     gateway server(config, log);
     server.start();
@@ -459,7 +454,7 @@ BOOST_AUTO_TEST_CASE(caches_are_saved_on_stop_and_loaded_on_start) {
   upstream.on("/v1/chat/completions", answer_question);
   upstream.start();
   auto config = test_config(upstream.url("/v1"));
-  config.snapshot_directory = directory.path();
+  config.snapshot.directory = directory.path();
   {
     gateway first(config, nullptr);
     first.start();
@@ -484,7 +479,7 @@ BOOST_AUTO_TEST_CASE(unreadable_snapshots_are_moved_aside) {
     std::fclose(garbage);
   }
   auto config = test_config("http://127.0.0.1:1/v1");
-  config.snapshot_directory = directory.path();
+  config.snapshot.directory = directory.path();
   gateway server(config, nullptr);
   BOOST_TEST(server.exact().size() == 0u);
   BOOST_TEST(std::filesystem::exists(directory / "exact.snapshot.unreadable"));
@@ -499,7 +494,7 @@ BOOST_AUTO_TEST_CASE(a_bad_verifier_weights_file_stops_the_start_and_names_it) {
     std::fclose(garbage);
   }
   auto config = test_config("http://127.0.0.1:1/v1");
-  config.semantic_verifier = weights.string();
+  config.semantic_cache.verifier = weights.string();
   try {
     gateway server(config, nullptr);
     BOOST_FAIL("the gateway started with a bad weights file");

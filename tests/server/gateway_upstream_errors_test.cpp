@@ -6,18 +6,19 @@
 // no URL or backend, which go to the log instead; an answer names the
 // model the client asked for, never the upstream's; and a burst then a
 // quiet longer than the upstream's idle timeout costs no request.
-#include <chrono>   // std::chrono
-#include <cstdio>   // std::tmpfile, std::rewind, std::fgetc
-#include <future>   // std::async
-#include <memory>   // std::unique_ptr
-#include <string>   // std::string
-#include <thread>   // std::this_thread::sleep_for
-#include <vector>   // std::vector
+#include <chrono>  // std::chrono
+#include <cstdio>  // std::tmpfile, std::rewind, std::fgetc
+#include <future>  // std::async
+#include <memory>  // std::unique_ptr
+#include <string>  // std::string
+#include <thread>  // std::this_thread::sleep_for
+#include <vector>  // std::vector
 
 #include <boost/test/unit_test.hpp>
 
 #include "../backend/upstream_server.hpp"
 #include "llmgate/server/gateway.hpp"
+#include "demo_gateway.hpp"  // upstream_config
 #include "gateway_client.hpp"
 
 namespace {
@@ -41,8 +42,8 @@ struct errors_fixture {
     spare.on(chat_path, reply::chat("from the spare"));
     spare.start();
     gateway_config config;
-    config.port = 0;
-    config.threads = 1;
+    config.listen.port = 0;
+    config.listen.threads = 1;
     config.backends = {{.name = "primary", .base_url = primary.url("/v1"), .retries = 2},
                        {.name = "spare", .base_url = spare.url("/v1"), .retries = 0},
                        {.name = "primary-once", .base_url = primary.url("/v1"), .retries = 0},
@@ -52,8 +53,8 @@ struct errors_fixture {
                      {.name = "limited", .backends = {"primary-once"}},
                      {.name = "gone", .backends = {"gone"}}};
     config.tenants = {{"acme", "key-acme"}};
-    config.log_requests = true;
-    config.request_timeout_ms = 5000;
+    config.log.requests = true;
+    config.limits.request_timeout_ms = 5000;
     server = std::make_unique<gateway>(std::move(config), log);
     server->start();
   }
@@ -218,14 +219,8 @@ BOOST_AUTO_TEST_CASE(a_burst_then_quiet_past_the_upstreams_idle_timeout_costs_no
     return slow;
   });
   upstream.start();
-  gateway_config config;
-  config.port = 0;
-  config.threads = 1;
-  config.backends = {{.name = "upstream", .base_url = upstream.url("/v1"), .retries = 0}};
-  config.models = {{.name = "test-model", .backends = {"upstream"}}};
-  config.tenants = {{"acme", "key-acme"}};
-  config.log_requests = false;
-  config.semantic_cache = false;  // four different questions, each a miss
+  auto config = upstream_config(upstream.url("/v1"));
+  config.semantic_cache.enabled = false;  // four different questions, each a miss
   gateway server(config, nullptr);
   server.start();
   const auto ask = [&](int i) {

@@ -1,11 +1,11 @@
 // The gateway's handlers and dispatch table as functions of a request,
 // with no socket: a test builds the request, calls the handler and reads
 // the response (or, for a streamed answer, the bytes it wrote).
-#include <chrono>  // std::chrono::seconds
-#include <future>  // std::future_status
+#include <chrono>    // std::chrono::seconds
+#include <future>    // std::future_status
 #include <optional>  // std::optional
-#include <string>  // std::string
-#include <vector>  // std::vector
+#include <string>    // std::string
+#include <vector>    // std::vector
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -17,7 +17,8 @@
 #include "llmgate/backend/scripted_backend.hpp"
 #include "llmgate/pipeline/backend_stage.hpp"
 #include "llmgate/pipeline/pipeline.hpp"
-#include "llmgate/server/dispatch.hpp"
+#include "llmgate/server/http/dispatch.hpp"
+#include "llmgate/server/http/response_bytes.hpp"  // append_header_bytes (what a session sends first)
 #include "llmgate/server/handlers/chat.hpp"
 #include "llmgate/server/handlers/health.hpp"
 #include "llmgate/server/handlers/models.hpp"
@@ -30,6 +31,10 @@ namespace http = boost::beast::http;
 // A response_stream that keeps what it is sent.
 struct recorded_stream final : response_stream {
   std::string bytes;
+  boost::asio::awaitable<void> start(const http::response_header<>& head) override {
+    append_header_bytes(head, bytes);
+    co_return;
+  }
   boost::asio::awaitable<void> write(std::string_view more) override {
     bytes.append(more);
     co_return;
@@ -49,7 +54,7 @@ gateway_config small_config() {
   config.backends = {{.name = "scripted", .kind = "demo"}};
   config.models = {{.name = "m", .backends = {"scripted"}}};
   config.tenants = {{"acme", "key-acme"}};
-  config.admin_key = "admin";
+  config.admin.api_key = "admin";
   return config;
 }
 
@@ -141,7 +146,7 @@ BOOST_AUTO_TEST_CASE(models_and_health_answer_from_the_request_alone) {
 }
 
 BOOST_AUTO_TEST_CASE(the_dispatch_table_checks_keys_paths_and_methods) {
-  const access_keys keys(config);
+  const access_keys keys(config.tenants, config.admin);
   dispatch_table routes(keys);
   routes.add(http::verb::get, "/v1/models", route_access::tenant,
              [](exchange& e) { return text_response("text/plain", "for " + *e.tenant); })

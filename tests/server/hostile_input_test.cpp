@@ -50,7 +50,7 @@ BOOST_AUTO_TEST_SUITE(hostile_input_test)
 // 5 s.
 BOOST_AUTO_TEST_CASE(a_prompt_tag_with_125000_attributes_is_refused_at_once_while_others_are_served) {
   auto config = demo_config();
-  config.max_body_bytes = 2 << 20;
+  config.limits.max_body_bytes = 2 << 20;
   gateway server(config, nullptr);
   server.start();
   std::string tag = "<prompt schema='x'><m";
@@ -95,8 +95,8 @@ BOOST_AUTO_TEST_CASE(a_posted_schema_reads_no_file_outside_its_directory) {
   }
 
   auto config = demo_config();
-  config.prompt_admin_directory = directory / "shared";
-  config.prompt_source_max_bytes = 100;
+  config.prompts.admin_directory = directory / "shared";
+  config.prompts.source_max_bytes = 100;
   gateway server(config, nullptr);
   server.start();
   for (const std::string outside : {"/etc/passwd", "../../etc/hostname", "../secret.txt", "/proc/self/environ",
@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(a_posted_schema_reads_no_file_outside_its_directory) {
 // it is: 20,000 empty strings in a 60 KB body made a 31.7 MB answer.
 BOOST_AUTO_TEST_CASE(embeddings_take_a_bounded_number_of_inputs_and_tokens) {
   auto config = demo_config();
-  config.max_embedding_input_tokens = 100;
+  config.limits.max_embedding_input_tokens = 100;
   gateway server(config, nullptr);
   server.start();
   boost::json::array empty(20'000, boost::json::string());
@@ -221,7 +221,7 @@ BOOST_AUTO_TEST_CASE(keys_are_read_as_http_says_and_the_admin_key_leaves_no_quer
 // closes frees its place.
 BOOST_AUTO_TEST_CASE(connections_past_the_limit_get_503_and_a_freed_place_is_taken_again) {
   auto config = demo_config();
-  config.max_connections_per_address = 2;
+  config.limits.max_connections_per_address = 2;
   gateway server(config, nullptr);
   server.start();
   net::io_context io;

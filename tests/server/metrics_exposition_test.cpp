@@ -3,14 +3,14 @@
 // stream, errors and a 413 passes `promtool check metrics` (from the Debian
 // package prometheus). Where promtool is missing the suite is skipped, a
 // failure under LLMGATE_REQUIRE_REAL_PARTS=1.
-#include <cstdio>      // popen, pclose (POSIX)
-#include <cstdlib>     // std::getenv
-#include <filesystem>  // std::filesystem
-#include <fstream>     // std::ofstream
-#include <string>      // std::string
+#include <cstdio>       // popen, pclose (POSIX)
+#include <cstdlib>      // std::getenv
+#include <filesystem>   // std::filesystem
+#include <fstream>      // std::ofstream
+#include <string>       // std::string
 #include <string_view>  // std::string_view
-#include <utility>     // std::pair
-#include <sys/wait.h>  // WEXITSTATUS
+#include <utility>      // std::pair
+#include <sys/wait.h>   // WEXITSTATUS
 
 #include <boost/test/unit_test.hpp>
 
@@ -56,7 +56,7 @@ BOOST_AUTO_TEST_SUITE(metrics_exposition_test)
 BOOST_AUTO_TEST_CASE(promtool_accepts_the_metrics) {
   if (run("command -v promtool").first != 0) return skip("promtool is not installed (apt-get install prometheus)");
   auto config = demo_config();
-  config.max_body_bytes = 1000;
+  config.limits.max_body_bytes = 1000;
   config.tenants.push_back({"quote\"back\\slash", "key-odd"});
   gateway server(config, nullptr);
   server.start();

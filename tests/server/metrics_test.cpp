@@ -109,8 +109,8 @@ BOOST_AUTO_TEST_CASE(a_summary_with_no_observation_says_nan) {
 
 BOOST_AUTO_TEST_CASE(every_status_the_gateway_writes_is_counted) {
   auto config = demo_config();
-  config.max_body_bytes = 1000;
-  config.metrics_token = "scraper-token";
+  config.limits.max_body_bytes = 1000;
+  config.admin.metrics_token = "scraper-token";
   gateway server(config, nullptr);
   server.start();
   const auto port = server.port();
@@ -147,9 +147,9 @@ BOOST_AUTO_TEST_CASE(the_metrics_token_comes_from_the_admin_section) {
   const auto config = gateway_config::from_json(boost::json::parse(R"({
     "models": ["m"], "backends": [{"name": "demo", "kind": "demo"}], "tenants": [{"name": "acme", "api_key": "k"}],
     "admin": {"api_key": "admin-key", "metrics_token": "scraper-token"}})"));
-  BOOST_TEST(config.metrics_token == "scraper-token");
-  BOOST_TEST(config.admin_key == "admin-key");
-  const access_keys keys(config);
+  BOOST_TEST(config.admin.metrics_token == "scraper-token");
+  BOOST_TEST(config.admin.api_key == "admin-key");
+  const access_keys keys(config.tenants, config.admin);
   const auto asking = [&](std::string_view authorization) {
     http_request request(boost::beast::http::verb::get, "/metrics", 11);
     request.set(boost::beast::http::field::authorization, authorization);

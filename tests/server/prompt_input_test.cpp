@@ -4,15 +4,15 @@
 // replaced where it stands, its layout moved past the messages before it;
 // one PML prompt per request; every refusal is a request_error naming the
 // field, with the compiler's line and column.
-#include <memory>   // std::shared_ptr
-#include <string>   // std::string
-#include <vector>   // std::vector
+#include <memory>  // std::shared_ptr
+#include <string>  // std::string
+#include <vector>  // std::vector
 
 #include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include "llmgate/prompt/pml_parser.hpp"
-#include "llmgate/server/prompt_input.hpp"
+#include "llmgate/server/read_chat_request.hpp"
 
 namespace {
 

@@ -9,45 +9,27 @@
 #include <utility>     // std::pair
 #include <vector>      // std::vector
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include "llmgate/prompt/compiler.hpp"
+#include "llmgate/server/gateway_config.hpp"
 #include "llmgate/server/prompt_schemas.hpp"
 #include "../temporary_directory.hpp"
+#include "config_text.hpp"
 
 namespace {
 
 using namespace llmgate;
-
-constexpr const char* minimal = R"({
-  "models": ["gpt-4o-mini"],
-  "backends": [{"name": "primary", "base_url": "https://api.openai.com/v1"}],
-  "tenants": [{"name": "acme", "api_key": "sk-acme"}]
-})";
-
-std::string with(const std::string& member, const std::string& value) {
-  auto config = boost::json::parse(minimal).as_object();
-  config[member] = boost::json::parse(value);
-  return boost::json::serialize(config);
-}
-
-std::string refusal(const std::string& text) {
-  try {
-    (void)gateway_config::from_json(boost::json::parse(text));
-    return {};
-  } catch (const config_error& e) {
-    return e.what();
-  }
-}
+using llmgate::test::refusal;
+using llmgate::test::with;
+constexpr const char* minimal = llmgate::test::minimal_config;
 
 // The message load_prompt_schemas refuses `files` with ("" when it takes them).
 std::string load_refusal(const std::vector<std::filesystem::path>& files, schema_registry& registry) {
   gateway_config config;
-  config.prompt_schemas = files;
+  config.prompts.schemas = files;
   try {
-    load_prompt_schemas(config, registry);
+    load_prompt_schemas(config.prompts, registry);
     return {};
   } catch (const config_error& e) {
     return e.what();
@@ -60,10 +42,10 @@ BOOST_AUTO_TEST_SUITE(prompt_schemas_config_test)
 
 BOOST_AUTO_TEST_CASE(the_key_is_a_list_of_files_refused_by_name) {
   const auto config = gateway_config::from_json(boost::json::parse(with("prompt_schemas", R"(["a.xml", "dir/b.xml"])")));
-  BOOST_TEST(config.prompt_schemas == (std::vector<std::filesystem::path>{"a.xml", "dir/b.xml"}),
+  BOOST_TEST(config.prompts.schemas == (std::vector<std::filesystem::path>{"a.xml", "dir/b.xml"}),
              boost::test_tools::per_element());
-  BOOST_TEST(gateway_config::from_json(boost::json::parse(minimal)).prompt_schemas.empty());
-  BOOST_TEST(gateway_config::from_json(boost::json::parse(with("prompt_schemas", "null"))).prompt_schemas.empty());
+  BOOST_TEST(gateway_config::from_json(boost::json::parse(minimal)).prompts.schemas.empty());
+  BOOST_TEST(gateway_config::from_json(boost::json::parse(with("prompt_schemas", "null"))).prompts.schemas.empty());
 
   BOOST_TEST(refusal(with("prompt_schemas", R"("a.xml")")) == "config: prompt_schemas must be a list of PML schema files");
   BOOST_TEST(refusal(with("prompt_schemas", "[1]")) == "config: prompt_schemas[0] must be a string");
@@ -71,7 +53,7 @@ BOOST_AUTO_TEST_CASE(the_key_is_a_list_of_files_refused_by_name) {
   BOOST_TEST(refusal(with("prompt_schema", "[]")) == "config: prompt_schema is not a known key; did you mean prompt_schemas?");
 
   gateway_config built = gateway_config::from_json(boost::json::parse(minimal));
-  built.prompt_schemas = {"a.xml", ""};
+  built.prompts.schemas = {"a.xml", ""};
   BOOST_CHECK_EXCEPTION(built.check(), config_error, [](const config_error& e) {
     return std::string(e.what()) == "config: prompt_schemas[1] must be a non-empty path";
   });

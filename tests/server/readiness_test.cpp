@@ -9,6 +9,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "../backend/upstream_server.hpp"
+#include "demo_gateway.hpp"  // upstream_config
 #include "gateway_client.hpp"
 #include "llmgate/server/gateway.hpp"
 
@@ -52,14 +53,9 @@ BOOST_AUTO_TEST_CASE(readyz_says_degraded_while_a_model_has_no_backend) {
   upstream.on("/v1/chat/completions",
               reply::openai_error(503, "server_error", "overloaded", "The engine is overloaded."));
   upstream.start();
-  gateway_config config;
-  config.port = 0;
-  config.threads = 1;
-  config.backends = {{.name = "upstream", .base_url = upstream.url("/v1"), .retries = 0},
-                     {.name = "demo", .kind = "demo"}};
-  config.models = {{.name = "test-model", .backends = {"upstream"}}, {.name = "demo-model", .backends = {"demo"}}};
-  config.tenants = {{"acme", "key-acme"}};
-  config.log_requests = false;
+  auto config = upstream_config(upstream.url("/v1"));
+  config.backends.push_back({.name = "demo", .kind = "demo"});
+  config.models.push_back({.name = "demo-model", .backends = {"demo"}});
   gateway server(config, nullptr);
   server.start();
   const auto port = server.port();

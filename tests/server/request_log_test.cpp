@@ -3,11 +3,11 @@
 // only for requests that reached the pipeline; numbers as plain decimals,
 // in the log and in response bodies (json_appender).
 #include <charconv>  // std::from_chars
-#include <cmath>    // NAN
-#include <cstdio>   // std::tmpfile
-#include <regex>    // std::regex
-#include <string>   // std::string
-#include <vector>   // std::vector
+#include <cmath>     // NAN
+#include <cstdio>    // std::tmpfile
+#include <regex>     // std::regex
+#include <string>    // std::string
+#include <vector>    // std::vector
 
 #include <boost/test/unit_test.hpp>
 
@@ -66,8 +66,8 @@ BOOST_AUTO_TEST_CASE(doubles_are_plain_decimals) {
 BOOST_AUTO_TEST_CASE(every_request_gets_one_line_with_its_status) {
   std::FILE* log = std::tmpfile();
   auto config = demo_config();
-  config.max_body_bytes = 1000;
-  config.log_requests = true;
+  config.limits.max_body_bytes = 1000;
+  config.log.requests = true;
   std::string cost_text, stats_text;
   {
     gateway server(config, log);

@@ -98,7 +98,7 @@ BOOST_AUTO_TEST_SUITE(session_test)
 
 BOOST_AUTO_TEST_CASE(a_client_that_uploads_before_reading_gets_the_413) {
   auto config = test::demo_config();
-  config.max_body_bytes = 1000;
+  config.limits.max_body_bytes = 1000;
   gateway server(config, nullptr);
   server.start();
   for (const std::size_t body : {std::size_t{2} << 20, std::size_t{8} << 20}) {
@@ -116,9 +116,9 @@ BOOST_AUTO_TEST_CASE(a_client_that_uploads_before_reading_gets_the_413) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(lingering_after_a_413_lasts_at_most_linger_time) {
+BOOST_AUTO_TEST_CASE(lingering_after_a_413_lasts_at_most_its_time_limit) {
   auto config = test::demo_config();
-  config.max_body_bytes = 1000;
+  config.limits.max_body_bytes = 1000;
   gateway server(config, nullptr);
   server.start();
   net::io_context io;
@@ -135,7 +135,7 @@ BOOST_AUTO_TEST_CASE(lingering_after_a_413_lasts_at_most_linger_time) {
   socket.read_some(net::buffer(&byte, 1), closed);  // the gateway's FIN came right after the 413
   BOOST_TEST((closed == net::error::eof));
   // A client that trickles its body on and on: read and dropped until
-  // linger_time (5 s) has passed, then the connection is closed (its next
+  // linger.time (5 s) has passed, then the connection is closed (its next
   // writes fail on the reset).
   const std::string piece(16 * 1024, 'x');
   boost::system::error_code written;
@@ -197,7 +197,7 @@ BOOST_AUTO_TEST_CASE(smuggling_shapes_of_transfer_encoding_get_400_and_a_close) 
 // HTTP version, 400 for an HTTP/1.1 request without one Host.
 BOOST_AUTO_TEST_CASE(malformed_requests_are_answered_before_the_close) {
   auto config = test::demo_config();
-  config.max_header_bytes = 4096;
+  config.limits.max_header_bytes = 4096;
   gateway server(config, nullptr);
   server.start();
   const auto status_of = [&](const std::string& bytes) {
@@ -224,7 +224,7 @@ BOOST_AUTO_TEST_CASE(malformed_requests_are_answered_before_the_close) {
 // pass, and told 413 or 401 instead, before it sends a byte of its body.
 BOOST_AUTO_TEST_CASE(expect_100_continue_is_answered_before_the_body) {
   auto config = test::demo_config();
-  config.max_body_bytes = 100'000;
+  config.limits.max_body_bytes = 100'000;
   gateway server(config, nullptr);
   server.start();
   net::io_context io;
@@ -279,7 +279,7 @@ BOOST_AUTO_TEST_CASE(a_request_without_its_key_is_refused_before_its_body_is_rea
 // idle_timeout after its last request began to be read.
 BOOST_AUTO_TEST_CASE(idle_connections_close_after_idle_timeout_and_busy_ones_stay_open) {
   auto config = test::demo_config();
-  const access_keys keys(config);
+  const access_keys keys(config.tenants, config.admin);
   dispatch_table routes(keys);
   routes.add(http::verb::get, "/ping", route_access::open, [](exchange&) { return text_response("text/plain", "pong"); });
   session_options options;
@@ -365,8 +365,8 @@ BOOST_AUTO_TEST_CASE(idle_connections_close_after_idle_timeout_and_busy_ones_sta
 // idle_timeout.
 BOOST_AUTO_TEST_CASE(half_sent_headers_close_after_header_timeout_silent_connections_after_idle_timeout) {
   auto config = test::demo_config();
-  config.idle_timeout_ms = 3000;
-  config.header_timeout_ms = 200;
+  config.limits.idle_timeout_ms = 3000;
+  config.limits.header_timeout_ms = 200;
   gateway server(config, nullptr);
   server.start();
   net::io_context io;

@@ -72,7 +72,7 @@ class backend_error : public error {
   /// The upstream's error object, or, where there is none, an OpenAI-style
   /// one built from this error, whose message names the backend and the
   /// request's URL: for programs and logs. A gateway's clients get
-  /// server/backend_failures.hpp's client_failure_of instead.
+  /// server/client_failure.hpp's client_failure_of instead.
   boost::json::object error_object() const {
     if (!details_->upstream_error.empty()) return details_->upstream_error;
     return {{"message", what()}, {"type", "upstream_error"}, {"param", nullptr},

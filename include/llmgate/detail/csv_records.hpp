@@ -1,7 +1,7 @@
 // csv_records: a CSV file's records (RFC 4180: fields separated by commas,
 // a quoted field may hold commas, doubled quotes and line ends; CRLF or LF
 // line ends), each with the line it starts on, and what is wrong with the
-// lines that are not CSV. Read by the rating import (eval/rating_csv.hpp)
+// lines that are not CSV. Read by the rating import (eval/rate/rating_csv.hpp)
 // and the routing outcomes reader (tools/routing_outcomes.hpp).
 #pragma once
 

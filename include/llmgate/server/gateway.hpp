@@ -2,15 +2,18 @@
 // pipeline, for applications that cannot link C++, composed from the
 // library's parts:
 //
-//   listener.hpp        worker threads (an io_context each), accept, drain
-//   session.hpp         one connection: read, write, keep-alive, deadlines, 413
-//   dispatch.hpp        (method, path) -> handler, with the access each needs
+//   http/               the HTTP plumbing: listener (worker threads, accept,
+//                       drain), session (one connection: read, write,
+//                       keep-alive, deadlines, 413), dispatch ((method, path)
+//                       -> handler, with the access each needs), responses
 //   handlers/*.hpp      chat, embeddings, models, feedback, admin, metrics, health
-//   snapshots.hpp       the cache tiers, built from the config, loaded and saved
-//   backend_registry.hpp, model_backends.hpp   each model's backends, by kind
-//   routing.hpp         the router of the config's "router" section
-//   shared_tier.hpp     the tier replicas share (Redis), when the config has
+//   caches/             the cache tiers, built from the config, loaded and saved
+//   routing/            the router of the config's "router" section
+//   shared/             the tier replicas share (Redis), when the config has
 //                       "shared" and the program gives one (gateway_parts::shared)
+//   operations/         metrics, the request log, the dashboard, backend health
+//   model_backends.hpp  each model's backends, by kind (backend/backend_registry.hpp)
+//   gateway_config.hpp  the config, assembled from each component's section
 //
 //   POST /v1/chat/completions   the pipeline; stream=true answers as SSE
 //   POST /v1/embeddings         the semantic cache's embedder (the built-in one, or the
@@ -96,40 +99,40 @@
 #include <boost/asio/signal_set.hpp>              // boost::asio::signal_set
 #include <boost/beast/core/tcp_stream.hpp>        // boost::beast::tcp_stream
 
-#include "llmgate/pipeline/exact_cache_stage.hpp"     // exact_cache_stage
-#include "llmgate/pipeline/optional_stage.hpp"        // optional_stage
-#include "llmgate/pipeline/pipeline.hpp"              // pipeline
-#include "llmgate/prompt/prompt_statistics.hpp"       // prompt_statistics
-#include "llmgate/prompt/schema_registry.hpp"         // schema_registry
+#include "llmgate/pipeline/exact_cache_stage.hpp"        // exact_cache_stage
+#include "llmgate/pipeline/optional_stage.hpp"           // optional_stage
+#include "llmgate/pipeline/pipeline.hpp"                 // pipeline
+#include "llmgate/prompt/prompt_statistics.hpp"          // prompt_statistics
+#include "llmgate/prompt/schema_registry.hpp"            // schema_registry
 #include "llmgate/pipeline/router_stage.hpp"             // router_stage
-#include "llmgate/server/access.hpp"                  // access_keys
-#include "llmgate/server/admission.hpp"               // admission_gate
-#include "llmgate/server/backend_health.hpp"          // backend_health, watched_backend
-#include "llmgate/backend/backend_registry.hpp"        // backend_registry
-#include "llmgate/server/config.hpp"                  // gateway_config
-#include "llmgate/server/dispatch.hpp"                // dispatch_table
-#include "llmgate/server/feedback_registry.hpp"       // feedback_registry
-#include "llmgate/server/handlers/admin.hpp"          // stats_handler, dashboard_handler, prompt_schemas_handler
-#include "llmgate/server/handlers/chat.hpp"           // chat_handler
-#include "llmgate/server/handlers/embeddings.hpp"     // embeddings_route
-#include "llmgate/server/handlers/feedback.hpp"       // feedback_handler
-#include "llmgate/server/handlers/health.hpp"         // health_handler
-#include "llmgate/server/handlers/metrics.hpp"        // metrics_handler
-#include "llmgate/server/handlers/models.hpp"         // models_handler
-#include "llmgate/server/handlers/readiness.hpp"      // readiness_handler
-#include "llmgate/server/listener.hpp"                // listener
-#include "llmgate/server/metrics.hpp"                 // gateway_metrics
-#include "llmgate/server/model_backends.hpp"          // model_backends, model_backend_stage
-#include "llmgate/server/prompt_schemas.hpp"          // load_prompt_schemas
-#include "llmgate/server/request_log.hpp"             // request_log
-#include "llmgate/server/response_ids.hpp"            // response_ids
-#include "llmgate/server/remote_embedder.hpp"         // gateway_remote_embedder, make_remote_embedder
-#include "llmgate/server/routing.hpp"                 // gateway_router, make_gateway_router
-#include "llmgate/server/semantic_tier.hpp"           // gateway_semantic_cache, gateway_semantic_stage
-#include "llmgate/server/served_request.hpp"          // served_request
-#include "llmgate/server/session.hpp"                 // session
-#include "llmgate/server/shared/shared_tier.hpp"             // shared_tier, shared_exact_level
-#include "llmgate/server/snapshots.hpp"               // gateway_caches
+#include "llmgate/server/http/access.hpp"                // access_keys
+#include "llmgate/server/http/admission.hpp"             // admission_gate
+#include "llmgate/server/operations/backend_health.hpp"  // backend_health, watched_backend
+#include "llmgate/backend/backend_registry.hpp"          // backend_registry
+#include "llmgate/server/gateway_config.hpp"             // gateway_config
+#include "llmgate/server/http/dispatch.hpp"              // dispatch_table
+#include "llmgate/server/feedback_registry.hpp"          // feedback_registry
+#include "llmgate/server/handlers/admin.hpp"             // stats_handler, dashboard_handler, prompt_schemas_handler
+#include "llmgate/server/handlers/chat.hpp"              // chat_handler
+#include "llmgate/server/handlers/embeddings.hpp"        // embeddings_route
+#include "llmgate/server/handlers/feedback.hpp"          // feedback_handler
+#include "llmgate/server/handlers/health.hpp"            // health_handler
+#include "llmgate/server/handlers/metrics.hpp"           // metrics_handler
+#include "llmgate/server/handlers/models.hpp"            // models_handler
+#include "llmgate/server/handlers/readiness.hpp"         // readiness_handler
+#include "llmgate/server/http/listener.hpp"              // listener
+#include "llmgate/server/operations/metrics.hpp"         // gateway_metrics
+#include "llmgate/server/model_backends.hpp"             // model_backends, model_backend_stage
+#include "llmgate/server/prompt_schemas.hpp"             // load_prompt_schemas
+#include "llmgate/server/operations/request_log.hpp"     // request_log
+#include "llmgate/server/response_ids.hpp"               // response_ids
+#include "llmgate/server/caches/remote_embedder.hpp"     // gateway_remote_embedder, make_remote_embedder
+#include "llmgate/server/routing/gateway_router.hpp"     // gateway_router, make_gateway_router
+#include "llmgate/server/caches/semantic_tier.hpp"       // gateway_semantic_cache, gateway_semantic_stage
+#include "llmgate/server/operations/served_request.hpp"  // served_request
+#include "llmgate/server/http/session.hpp"               // session
+#include "llmgate/server/shared/shared_tier.hpp"         // shared_tier, shared_exact_level
+#include "llmgate/server/caches/gateway_caches.hpp"      // gateway_caches
 
 namespace llmgate::inline v0 {
 
@@ -229,20 +232,20 @@ class basic_gateway {
       if (embedder)
         routes.add(http::verb::post, "/v1/embeddings", route_access::tenant,
                    embeddings_route(async_embeddings_handler<gateway_remote_embedder>{
-                                        *embedder, g.config_.embedder.model,
-                                        std::chrono::milliseconds(g.config_.request_timeout_ms), &g.log_},
+                                        *embedder, g.config_.semantic_cache.embedder.model,
+                                        std::chrono::milliseconds(g.config_.limits.request_timeout_ms), &g.log_},
                                     g.config_, backends, g.log_));
       else
         routes.add(http::verb::post, "/v1/embeddings", route_access::tenant,
                    embeddings_route(embeddings_handler<hashing_embedder>{&g.caches_.semantic().hashing()->embedder(),
-                                                                         g.config_.embedder.model},
+                                                                         g.config_.semantic_cache.embedder.model},
                                     g.config_, backends, g.log_));
     }
 
     static std::optional<gateway_remote_embedder> remote_embedder_of(basic_gateway& g,
                                                                      const boost::asio::any_io_executor& executor) {
       if (g.caches_.semantic().learns()) return std::nullopt;
-      return make_remote_embedder(g.config_.embedder, executor);
+      return make_remote_embedder(g.config_.semantic_cache.embedder, executor);
     }
 
     model_backends backends;
@@ -256,8 +259,8 @@ class basic_gateway {
     std::optional<router_stage<gateway_router>> routing;
     if (g.router_) routing.emplace(*g.router_, router_stage_options{.aliases = g.config_.router->aliases});
     return pipeline_type(user..., optional_stage<router_stage<gateway_router>>(std::move(routing)),
-                         optional_stage(exact_cache_stage(g.caches_.exact(), g.shared_exact()), g.config_.exact_cache),
-                         optional_stage(g.caches_.semantic().stage(embedder), g.config_.semantic_cache),
+                         optional_stage(exact_cache_stage(g.caches_.exact(), g.shared_exact()), g.config_.exact_cache.enabled),
+                         optional_stage(g.caches_.semantic().stage(embedder), g.config_.semantic_cache.enabled),
                          model_backend_stage(backends));
   }
 
@@ -283,7 +286,7 @@ class basic_gateway {
 
   static std::unique_ptr<schema_registry> loaded_schemas(const gateway_config& config) {
     auto schemas = std::make_unique<schema_registry>();
-    load_prompt_schemas(config, *schemas);
+    load_prompt_schemas(config.prompts, *schemas);
     return schemas;
   }
 
@@ -345,9 +348,9 @@ class basic_gateway {
     const auto exact = caches_.exact().statistics();
     const auto semantic = caches_.semantic().statistics();
     stats["caches"] = {
-        {"exact", {{"enabled", config_.exact_cache}, {"entries", exact.entries}, {"bytes", exact.bytes},
+        {"exact", {{"enabled", config_.exact_cache.enabled}, {"entries", exact.entries}, {"bytes", exact.bytes},
                    {"hits", exact.hits}, {"misses", exact.misses}, {"evictions", exact.evictions}}},
-        {"semantic", {{"enabled", config_.semantic_cache}, {"entries", caches_.semantic().size()},
+        {"semantic", {{"enabled", config_.semantic_cache.enabled}, {"entries", caches_.semantic().size()},
                       {"lookups", semantic.lookups}, {"hits", semantic.hits}, {"misses", semantic.misses},
                       {"wrong_reports", semantic.wrong_reports}, {"usd_saved", semantic.usd_saved},
                       {"lookup_p50_us", std::chrono::duration<double, std::micro>(semantic.lookup_p50).count()},
@@ -367,13 +370,13 @@ class basic_gateway {
 
   // Where POSTed schemas' src= files are read from (none: they may not use src).
   schema_sources posted_sources() const {
-    return {.directory = config_.prompt_admin_directory.value_or(std::filesystem::path()),
-            .max_bytes = config_.prompt_source_max_bytes};
+    return {.directory = config_.prompts.admin_directory.value_or(std::filesystem::path()),
+            .max_bytes = config_.prompts.source_max_bytes};
   }
 
   http_response too_large() const {
     auto response = error_response(http_status::payload_too_large,
-                                   "The request body is larger than " + std::to_string(config_.max_body_bytes) + " bytes.",
+                                   "The request body is larger than " + std::to_string(config_.limits.max_body_bytes) + " bytes.",
                                    "invalid_request_error", "request_too_large");
     response.keep_alive(false);
     response.prepare_payload();
@@ -415,22 +418,22 @@ basic_gateway<UserStages...>::basic_gateway(gateway_config config, gateway_parts
       health_(backend_names(config_)),
       prompt_stats_(std::make_shared<prompt_statistics>()),
       registry_(watched(std::move(parts.backends), health_, prompt_stats_)),
-      log_(config_.log_requests, parts.log),
+      log_(config_.log.requests, parts.log),
       caches_(config_, std::move(parts.clock), log_),
       shared_(made_shared_tier(config_, parts.shared, caches_, log_)),
       router_(make_gateway_router(config_)),
       models_(config_),
-      keys_(config_),
-      admission_(config_.max_concurrent_requests, config_.max_queued_requests),
+      keys_(config_.tenants, config_.admin),
+      admission_(config_.limits.max_concurrent_requests, config_.limits.max_queued_requests),
       stages_(std::move(stages)...),
-      listener_(config_.threads, {.max_connections = config_.max_connections,
-                                  .max_connections_per_address = config_.max_connections_per_address}) {
+      listener_(config_.listen.threads, {.max_connections = config_.limits.max_connections,
+                                  .max_connections_per_address = config_.limits.max_connections_per_address}) {
   services_ = {&config_, &models_, &admission_, &feedback_, &metrics_, &log_, &ids_, schemas_.get(), prompt_stats_.get()};
-  session_options_.max_body_bytes = config_.max_body_bytes;
-  session_options_.max_header_bytes = static_cast<std::uint32_t>(config_.max_header_bytes);
-  session_options_.idle_timeout = std::chrono::milliseconds(config_.idle_timeout_ms);
-  session_options_.header_timeout = std::chrono::milliseconds(config_.header_timeout_ms);
-  session_options_.body_timeout = std::chrono::milliseconds(config_.body_timeout_ms);
+  session_options_.max_body_bytes = config_.limits.max_body_bytes;
+  session_options_.max_header_bytes = static_cast<std::uint32_t>(config_.limits.max_header_bytes);
+  session_options_.idle_timeout = std::chrono::milliseconds(config_.limits.idle_timeout_ms);
+  session_options_.header_timeout = std::chrono::milliseconds(config_.limits.header_timeout_ms);
+  session_options_.body_timeout = std::chrono::milliseconds(config_.limits.body_timeout_ms);
   session_options_.too_large = too_large();
   // The one place every response is observed: the metrics and the log.
   session_options_.on_served = [this](const served_request& served) {
@@ -448,7 +451,7 @@ basic_gateway<UserStages...>::~basic_gateway() {
 
 template <class... UserStages>
 void basic_gateway<UserStages...>::start() {
-  listener_.start(config_.address, config_.port, [this](boost::asio::ip::tcp::socket socket, std::size_t w) {
+  listener_.start(config_.listen.address, config_.listen.port, [this](boost::asio::ip::tcp::socket socket, std::size_t w) {
     boost::system::error_code ignored;
     const auto address = socket.remote_endpoint(ignored).address();
     auto s = std::make_shared<session<boost::beast::tcp_stream>>(boost::beast::tcp_stream(std::move(socket)),
@@ -459,10 +462,10 @@ void basic_gateway<UserStages...>::start() {
     boost::asio::co_spawn(listener_.io(w), std::move(served),
                           boost::asio::bind_cancellation_slot(s->slot(), boost::asio::detached));
   });
-  if (config_.semantic_cache && caches_.semantic().learns())
+  if (config_.semantic_cache.enabled && caches_.semantic().learns())
     refresher_ = std::jthread([this](std::stop_token stop) { caches_.refresh_until(stop); });
   if (shared_) shared_->start();
-  log_.event("listening", {{"address", config_.address}, {"port", port()}, {"threads", config_.threads}});
+  log_.event("listening", {{"address", config_.listen.address}, {"port", port()}, {"threads", config_.listen.threads}});
 }
 
 template <class... UserStages>

@@ -22,15 +22,15 @@
 #include <boost/asio/awaitable.hpp>                // boost::asio::awaitable
 #include <boost/unordered/unordered_flat_map.hpp>  // model name -> position
 
-#include "llmgate/backend/any_backend.hpp"        // any_backend
-#include "llmgate/chat/chat.hpp"                  // chat_request, chat_response
-#include "llmgate/detail/name_set.hpp"            // string_hash
-#include "llmgate/backend/fallback.hpp"           // fallback_backend
-#include "llmgate/backend/http_client.hpp"        // http_client
-#include "llmgate/error.hpp"                      // llmgate::error
-#include "llmgate/pipeline/request_context.hpp"   // request_context
-#include "llmgate/backend/backend_registry.hpp"    // backend_registry
-#include "llmgate/server/config.hpp"              // gateway_config
+#include "llmgate/backend/any_backend.hpp"       // any_backend
+#include "llmgate/chat/chat.hpp"                 // chat_request, chat_response
+#include "llmgate/detail/name_set.hpp"           // string_hash
+#include "llmgate/backend/fallback.hpp"          // fallback_backend
+#include "llmgate/backend/http_client.hpp"       // http_client
+#include "llmgate/error.hpp"                     // llmgate::error
+#include "llmgate/pipeline/request_context.hpp"  // request_context
+#include "llmgate/backend/backend_registry.hpp"  // backend_registry
+#include "llmgate/server/gateway_config.hpp"     // gateway_config
 
 namespace llmgate::inline v0 {
 

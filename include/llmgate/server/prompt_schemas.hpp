@@ -15,16 +15,17 @@
 #include "llmgate/prompt/pml_error.hpp"        // pml_error
 #include "llmgate/prompt/pml_parser.hpp"       // parse_schema
 #include "llmgate/prompt/schema_registry.hpp"  // schema_registry
-#include "llmgate/server/config.hpp"           // gateway_config, detail::refuse
+#include "llmgate/config/config_reader.hpp"    // detail::refuse
+#include "llmgate/server/prompt_config.hpp"    // prompt_config
 
 namespace llmgate::inline v0 {
 
-/// Adds the schemas of `config.prompt_schemas` to `registry`, in order.
+/// Adds the schemas of `prompts.schemas` to `registry`, in order.
 /// Throws config_error naming the entry: "config: prompt_schemas[1]
 /// cannot be used: 'support.xml', line 4, column 7: ...".
-inline void load_prompt_schemas(const gateway_config& config, schema_registry& registry) {
-  for (std::size_t i = 0; i < config.prompt_schemas.size(); ++i) {
-    const std::filesystem::path& path = config.prompt_schemas[i];
+inline void load_prompt_schemas(const prompt_config& prompts, schema_registry& registry) {
+  for (std::size_t i = 0; i < prompts.schemas.size(); ++i) {
+    const std::filesystem::path& path = prompts.schemas[i];
     const std::string where = "prompt_schemas[" + std::to_string(i) + "]";
     std::ifstream in(path, std::ios::binary);
     if (!in) detail::refuse(where, "cannot read '" + path.string() + "'");
@@ -32,7 +33,7 @@ inline void load_prompt_schemas(const gateway_config& config, schema_registry& r
     try {
       const auto directory = path.parent_path();  // src= files stay inside the schema file's directory
       registry.add(parse_schema(text, schema_sources{.directory = directory.empty() ? "." : directory,
-                                                     .max_bytes = config.prompt_source_max_bytes}));
+                                                     .max_bytes = prompts.source_max_bytes}));
     } catch (const pml_error& e) {
       detail::refuse(where, "cannot be used: '" + path.string() + "', " + e.what());
     }

@@ -50,6 +50,9 @@ SYSTEM_COMPONENTS = {
                           "    INTERFACE_LINK_LIBRARIES PkgConfig::FAKE_CONAN_HIREDIS)\n"
                           "endif()"],
                          ["hiredis::hiredis"]),
+    # ConanCenter's sqlite3 names its target SQLite::SQLite3, as CMake's
+    # FindSQLite3 module does for Debian's libsqlite3-dev.
+    "sqlite3::sqlite3": (["find_dependency(SQLite3)"], ["SQLite::SQLite3"]),
 }
 
 

@@ -19,23 +19,23 @@
 // naming their digests) and sends no Referer, whose URL holds the key.
 #pragma once
 
-#include <array>       // std::array
-#include <functional>  // std::function
-#include <string>      // std::string
+#include <array>        // std::array
+#include <functional>   // std::function
+#include <string>       // std::string
 #include <string_view>  // std::string_view
 
 #include <boost/beast/http/verb.hpp>  // boost::beast::http::verb
 #include <boost/json/array.hpp>       // boost::json::array
 #include <boost/json/object.hpp>      // boost::json::object
 
-#include "llmgate/prompt/pml_error.hpp"        // pml_error
-#include "llmgate/prompt/pml_parser.hpp"       // parse_schema
-#include "llmgate/prompt/schema_registry.hpp"  // schema_registry
-#include "llmgate/prompt/schema_sources.hpp"   // schema_sources
-#include "llmgate/server/dashboard.hpp"        // dashboard_html
-#include "llmgate/server/exchange.hpp"         // exchange
-#include "llmgate/server/metrics.hpp"          // gateway_metrics
-#include "llmgate/server/responses.hpp"        // json_response, text_response, error_response
+#include "llmgate/prompt/pml_error.hpp"             // pml_error
+#include "llmgate/prompt/pml_parser.hpp"            // parse_schema
+#include "llmgate/prompt/schema_registry.hpp"       // schema_registry
+#include "llmgate/prompt/schema_sources.hpp"        // schema_sources
+#include "llmgate/server/operations/dashboard.hpp"  // dashboard_html
+#include "llmgate/server/http/exchange.hpp"         // exchange
+#include "llmgate/server/operations/metrics.hpp"    // gateway_metrics
+#include "llmgate/server/http/responses.hpp"        // json_response, text_response, error_response
 
 #include <openssl/evp.h>  // EVP_EncodeBlock (a digest in base64)
 #include <openssl/sha.h>  // SHA256

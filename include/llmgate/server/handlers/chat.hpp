@@ -5,7 +5,7 @@
 // Before the pipeline: the body is parsed and its standard fields checked
 // (400 naming the param), the PML prompt it carries (a "pml" field or a
 // message that is a <prompt> document) compiled into it against the
-// gateway's schemas (server/prompt_input.hpp; 400 naming "pml" or
+// gateway's schemas (server/read_chat_request.hpp; 400 naming "pml" or
 // "messages[i].content" with the line and column), the model checked
 // (404: a configured model, or
 // "auto" and the router's aliases when there is a router; 400 for an
@@ -39,32 +39,32 @@
 #include <string_view>  // std::string_view
 #include <utility>      // std::pair, std::move
 
-#include <boost/asio/awaitable.hpp>            // boost::asio::awaitable
-#include <boost/asio/this_coro.hpp>            // boost::asio::this_coro::reset_cancellation_state
-#include <boost/json/parse.hpp>                // boost::json::parse
+#include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
+#include <boost/asio/this_coro.hpp>  // boost::asio::this_coro::reset_cancellation_state
+#include <boost/json/parse.hpp>      // boost::json::parse
 
-#include "llmgate/backend/backend_error.hpp"     // backend_error
-#include "llmgate/chat/chat.hpp"                 // chat_request, chat_response, chat_chunk, find_field
-#include "llmgate/wire/openai_wire.hpp"          // parse_chat_request, append_completion_body, usage_chunk_asked
-#include "llmgate/chat/request_error.hpp"        // request_error
-#include "llmgate/pipeline/request_context.hpp"  // request_context
-#include "llmgate/prompt/prompt_statistics.hpp"  // prompt_statistics
-#include "llmgate/prompt/schema_registry.hpp"    // schema_registry
-#include "llmgate/route/preferences.hpp"         // preferences
-#include "llmgate/route/router.hpp"              // routing_decision
-#include "llmgate/server/admission.hpp"          // admission_gate
-#include "llmgate/server/backend_failures.hpp"   // client_failure_of
-#include "llmgate/server/config.hpp"             // gateway_config
-#include "llmgate/server/exchange.hpp"           // exchange, handler_result
-#include "llmgate/server/feedback_registry.hpp"  // feedback_registry
-#include "llmgate/server/metrics.hpp"            // gateway_metrics, request_outcome
-#include "llmgate/server/model_backends.hpp"     // model_index
-#include "llmgate/server/prompt_input.hpp"       // read_chat_request
-#include "llmgate/server/request_log.hpp"        // request_log
-#include "llmgate/server/response_ids.hpp"       // response_ids
-#include "llmgate/server/responses.hpp"          // json_response, error_response
-#include "llmgate/server/routing.hpp"            // route_summary
-#include "llmgate/server/sse_stream.hpp"         // sse_stream
+#include "llmgate/backend/backend_error.hpp"          // backend_error
+#include "llmgate/chat/chat.hpp"                      // chat_request, chat_response, chat_chunk, find_field
+#include "llmgate/wire/openai_wire.hpp"               // parse_chat_request, append_completion_body, usage_chunk_asked
+#include "llmgate/chat/request_error.hpp"             // request_error
+#include "llmgate/pipeline/request_context.hpp"       // request_context
+#include "llmgate/prompt/prompt_statistics.hpp"       // prompt_statistics
+#include "llmgate/prompt/schema_registry.hpp"         // schema_registry
+#include "llmgate/route/preferences.hpp"              // preferences
+#include "llmgate/route/router.hpp"                   // routing_decision
+#include "llmgate/server/http/admission.hpp"          // admission_gate
+#include "llmgate/server/client_failure.hpp"          // client_failure_of
+#include "llmgate/server/gateway_config.hpp"          // gateway_config
+#include "llmgate/server/http/exchange.hpp"           // exchange, handler_result
+#include "llmgate/server/feedback_registry.hpp"       // feedback_registry
+#include "llmgate/server/operations/metrics.hpp"      // gateway_metrics, request_outcome
+#include "llmgate/server/model_backends.hpp"          // model_index
+#include "llmgate/server/read_chat_request.hpp"       // read_chat_request
+#include "llmgate/server/operations/request_log.hpp"  // request_log
+#include "llmgate/server/response_ids.hpp"            // response_ids
+#include "llmgate/server/http/responses.hpp"          // json_response, error_response
+#include "llmgate/server/routing/gateway_router.hpp"  // route_summary
+#include "llmgate/server/http/sse_stream.hpp"         // sse_stream
 
 namespace llmgate::inline v0 {
 
@@ -95,11 +95,15 @@ class chat_handler {
     const auto started = std::chrono::steady_clock::now();
     request_outcome outcome{.tenant = *e.tenant};
     // The outcome goes to the session, whose record of the response feeds
-    // the metrics and the log (session.hpp).
-    const auto finish = [&](http_response response, bool = false) {
-      outcome.status = response.result_int();
+    // the metrics and the log (session.hpp): record() for a streamed
+    // answer, finish() for a whole one.
+    const auto record = [&](http_status status) {
+      outcome.status = static_cast<unsigned>(status);
       outcome.latency = std::chrono::steady_clock::now() - started;
       e.outcome = outcome;
+    };
+    const auto finish = [&](http_response response) {
+      record(response.result());
       return std::optional<http_response>(std::move(response));
     };
 
@@ -116,7 +120,7 @@ class chat_handler {
     std::optional<preferences> wanted;
     if (auto problem = read_preferences(e, request, wanted)) co_return finish(std::move(*problem));
 
-    const std::chrono::milliseconds timeout(s_.config->request_timeout_ms);
+    const std::chrono::milliseconds timeout(s_.config->limits.request_timeout_ms);
     auto ticket = s_.admission->try_enter();  // a free place, most often: no wait, no coroutine frame
     if (!ticket) {
       auto waited = co_await s_.admission->enter(timeout);
@@ -180,7 +184,7 @@ class chat_handler {
         co_return finish(std::move(reply));
       }
       co_await sse.fail(body);  // the client sees the error and the end of the stream, no [DONE]
-      finish(http_response(status, 11), true);
+      record(status);
       co_return std::nullopt;
     }
 
@@ -198,7 +202,7 @@ class chat_handler {
       }
       if (usage_chunk_asked(request)) co_await sse.send_usage(response.usage, response.cost_usd, saved_usd(context));
       co_await sse.finish();
-      finish(http_response(http_status::ok, 11), true);
+      record(http_status::ok);
       co_return std::nullopt;
     }
     auto reply = text_response("application/json", completion_body(response, context, sse.id(), created));
@@ -243,7 +247,7 @@ class chat_handler {
     static const schema_registry none;
     try {
       request = read_chat_request(std::string_view(body), s_.schemas ? *s_.schemas : none, estimated_tokenizer{},
-                                  s_.config->max_json_depth);
+                                  s_.config->limits.max_json_depth);
     } catch (const request_error& e) {
       return error_response(http_status::bad_request, e.what(), "invalid_request_error", e.openai_code(), e.param());
     }

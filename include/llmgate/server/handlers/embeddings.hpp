@@ -29,26 +29,26 @@
 #include <utility>      // std::move
 #include <vector>       // std::vector
 
-#include <boost/asio/co_spawn.hpp>                        // boost::asio::co_spawn
-#include <boost/asio/deferred.hpp>                        // boost::asio::deferred
-#include <boost/asio/experimental/parallel_group.hpp>     // make_parallel_group: every input at once
-#include <boost/asio/this_coro.hpp>                       // boost::asio::this_coro::executor
-#include <boost/asio/use_awaitable.hpp>                   // boost::asio::use_awaitable
-#include <boost/json/parse.hpp>                           // boost::json::parse
+#include <boost/asio/co_spawn.hpp>                     // boost::asio::co_spawn
+#include <boost/asio/deferred.hpp>                     // boost::asio::deferred
+#include <boost/asio/experimental/parallel_group.hpp>  // make_parallel_group: every input at once
+#include <boost/asio/this_coro.hpp>                    // boost::asio::this_coro::executor
+#include <boost/asio/use_awaitable.hpp>                // boost::asio::use_awaitable
+#include <boost/json/parse.hpp>                        // boost::json::parse
 
-#include "llmgate/backend/async_embedder.hpp"  // AsyncEmbedder, embedding_result
-#include "llmgate/backend/backend_error.hpp"   // backend_error
-#include "llmgate/backend/embedding.hpp"       // parse_embedding_request, embedding_response, to_json
-#include "llmgate/wire/openai_wire.hpp"        // request_json_options
-#include "llmgate/chat/request_error.hpp"      // request_error
-#include "llmgate/embed/embedder.hpp"          // Embedder
-#include "llmgate/prompt/tokenizer.hpp"        // estimated_tokenizer
-#include "llmgate/server/config.hpp"           // gateway_config, model_mode
-#include "llmgate/server/backend_failures.hpp"  // client_failure_of
-#include "llmgate/server/exchange.hpp"         // exchange, handler_result
-#include "llmgate/server/model_backends.hpp"   // model_backends
-#include "llmgate/server/responses.hpp"        // json_response, error_response
-#include "llmgate/server/request_log.hpp"       // request_log
+#include "llmgate/backend/async_embedder.hpp"         // AsyncEmbedder, embedding_result
+#include "llmgate/backend/backend_error.hpp"          // backend_error
+#include "llmgate/backend/embedding.hpp"              // parse_embedding_request, embedding_response, to_json
+#include "llmgate/wire/openai_wire.hpp"               // request_json_options
+#include "llmgate/chat/request_error.hpp"             // request_error
+#include "llmgate/embed/embedder.hpp"                 // Embedder
+#include "llmgate/prompt/tokenizer.hpp"               // estimated_tokenizer
+#include "llmgate/server/gateway_config.hpp"          // gateway_config, model_mode
+#include "llmgate/server/client_failure.hpp"          // client_failure_of
+#include "llmgate/server/http/exchange.hpp"           // exchange, handler_result
+#include "llmgate/server/model_backends.hpp"          // model_backends
+#include "llmgate/server/http/responses.hpp"          // json_response, error_response
+#include "llmgate/server/operations/request_log.hpp"  // request_log
 
 namespace llmgate::inline v0 {
 
@@ -131,7 +131,7 @@ class embeddings_route {
   handler_result operator()(exchange& e) const {
     embedding_request request;
     boost::system::error_code ec;
-    const boost::json::value json = boost::json::parse(e.request.body(), ec, {}, request_json_options(config_->max_json_depth));
+    const boost::json::value json = boost::json::parse(e.request.body(), ec, {}, request_json_options(config_->limits.max_json_depth));
     if (ec)
       co_return error_response(http_status::bad_request,
                                "We could not parse the JSON body of your request: " + ec.message(),
@@ -164,14 +164,14 @@ class embeddings_route {
     const auto refuse = [](const std::string& message) {
       return error_response(http_status::bad_request, message, "invalid_request_error", "invalid_value", "input");
     };
-    if (request.input.size() > config_->max_embedding_inputs)
+    if (request.input.size() > config_->limits.max_embedding_inputs)
       return refuse("input has " + std::to_string(request.input.size()) + " items; one request may have at most " +
-                    std::to_string(config_->max_embedding_inputs) + ".");
+                    std::to_string(config_->limits.max_embedding_inputs) + ".");
     std::uint64_t tokens = 0;
     for (const auto& text : request.input) tokens += estimated_tokenizer{}.count(text);
-    if (tokens > config_->max_embedding_input_tokens)
+    if (tokens > config_->limits.max_embedding_input_tokens)
       return refuse("input has about " + std::to_string(tokens) + " tokens; one request may have at most " +
-                    std::to_string(config_->max_embedding_input_tokens) + ".");
+                    std::to_string(config_->limits.max_embedding_input_tokens) + ".");
     return std::nullopt;
   }
 
@@ -181,7 +181,7 @@ class embeddings_route {
 
   handler_result by_backends(embedding_request request, exchange& e) const {
     const std::string asked = request.model;
-    const std::chrono::milliseconds timeout(config_->request_timeout_ms);
+    const std::chrono::milliseconds timeout(config_->limits.request_timeout_ms);
     e.deadline.arm(timeout);
     embedding_response response;
     std::exception_ptr failure;

@@ -9,10 +9,10 @@
 
 #include <boost/json/parse.hpp>  // boost::json::parse
 
-#include "llmgate/server/exchange.hpp"           // exchange
+#include "llmgate/server/http/exchange.hpp"      // exchange
 #include "llmgate/server/feedback_registry.hpp"  // feedback_registry
 #include "llmgate/server/response_ids.hpp"       // response_ids
-#include "llmgate/server/responses.hpp"          // json_response, error_response
+#include "llmgate/server/http/responses.hpp"     // json_response, error_response
 
 namespace llmgate::inline v0 {
 

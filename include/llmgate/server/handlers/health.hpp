@@ -5,8 +5,8 @@
 
 #include <atomic>  // std::atomic
 
-#include "llmgate/server/exchange.hpp"   // exchange
-#include "llmgate/server/responses.hpp"  // json_response
+#include "llmgate/server/http/exchange.hpp"   // exchange
+#include "llmgate/server/http/responses.hpp"  // json_response
 
 namespace llmgate::inline v0 {
 

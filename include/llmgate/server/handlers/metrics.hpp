@@ -7,10 +7,10 @@
 
 #include <functional>  // std::function
 
-#include "llmgate/prompt/prompt_statistics.hpp"  // prompt_statistics
-#include "llmgate/server/exchange.hpp"           // exchange
-#include "llmgate/server/metrics.hpp"            // gateway_metrics
-#include "llmgate/server/responses.hpp"          // text_response
+#include "llmgate/prompt/prompt_statistics.hpp"   // prompt_statistics
+#include "llmgate/server/http/exchange.hpp"       // exchange
+#include "llmgate/server/operations/metrics.hpp"  // gateway_metrics
+#include "llmgate/server/http/responses.hpp"      // text_response
 
 namespace llmgate::inline v0 {
 

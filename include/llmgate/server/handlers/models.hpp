@@ -7,9 +7,9 @@
 #include <boost/json/array.hpp>      // boost::json::array
 #include <boost/json/serialize.hpp>  // boost::json::serialize
 
-#include "llmgate/server/config.hpp"     // gateway_config
-#include "llmgate/server/exchange.hpp"   // exchange
-#include "llmgate/server/responses.hpp"  // text_response
+#include "llmgate/server/gateway_config.hpp"  // gateway_config
+#include "llmgate/server/http/exchange.hpp"   // exchange
+#include "llmgate/server/http/responses.hpp"  // text_response
 
 namespace llmgate::inline v0 {
 
@@ -19,7 +19,7 @@ class models_handler {
     boost::json::array data;
     for (const auto& model : config.models)
       data.push_back({{"id", model.name}, {"object", "model"}, {"created", 0}, {"owned_by", "llmgate"}});
-    data.push_back({{"id", config.embedder.model}, {"object", "model"}, {"created", 0}, {"owned_by", "llmgate"}});
+    data.push_back({{"id", config.semantic_cache.embedder.model}, {"object", "model"}, {"created", 0}, {"owned_by", "llmgate"}});
     body_ = boost::json::serialize(boost::json::object{{"object", "list"}, {"data", std::move(data)}});
   }
 

@@ -18,17 +18,17 @@
 // No error texts: this route needs no key, and they may name upstreams.
 #pragma once
 
-#include <atomic>     // std::atomic
-#include <chrono>     // std::chrono::duration
+#include <atomic>  // std::atomic
+#include <chrono>  // std::chrono::duration
 
 #include <boost/json/array.hpp>   // boost::json::array
 #include <boost/json/object.hpp>  // boost::json::object
 
-#include "llmgate/server/backend_health.hpp"  // backend_health, backend_state
-#include "llmgate/server/config.hpp"          // gateway_config
-#include "llmgate/server/exchange.hpp"        // exchange
-#include "llmgate/server/responses.hpp"       // json_response
-#include "llmgate/server/shared/shared_tier.hpp"     // shared_tier
+#include "llmgate/server/operations/backend_health.hpp"  // backend_health, backend_state
+#include "llmgate/server/gateway_config.hpp"             // gateway_config
+#include "llmgate/server/http/exchange.hpp"              // exchange
+#include "llmgate/server/http/responses.hpp"             // json_response
+#include "llmgate/server/shared/shared_tier.hpp"         // shared_tier
 
 namespace llmgate::inline v0 {
 

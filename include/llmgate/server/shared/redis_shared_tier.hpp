@@ -33,59 +33,59 @@
 // throws: the gateway must not start; a store merely unreachable does not.
 #pragma once
 
-#include <algorithm>     // std::min, std::max, std::clamp
-#include <atomic>        // std::atomic
-#include <chrono>        // std::chrono::steady_clock, system_clock, milliseconds
-#include <cstdint>       // std::uint64_t
-#include <cstdio>        // std::snprintf
-#include <exception>     // std::exception
-#include <future>        // std::future
-#include <memory>        // std::unique_ptr, std::make_shared, std::make_unique
-#include <mutex>         // std::mutex, std::lock_guard
-#include <optional>      // std::optional
-#include <span>          // std::span
-#include <string>        // std::string
-#include <string_view>   // std::string_view
-#include <thread>        // std::jthread, std::this_thread::sleep_for
-#include <type_traits>   // std::is_same_v, std::decay_t, std::invoke_result_t
-#include <utility>       // std::move
-#include <variant>       // std::visit
-#include <vector>        // std::vector
+#include <algorithm>    // std::min, std::max, std::clamp
+#include <atomic>       // std::atomic
+#include <chrono>       // std::chrono::steady_clock, system_clock, milliseconds
+#include <cstdint>      // std::uint64_t
+#include <cstdio>       // std::snprintf
+#include <exception>    // std::exception
+#include <future>       // std::future
+#include <memory>       // std::unique_ptr, std::make_shared, std::make_unique
+#include <mutex>        // std::mutex, std::lock_guard
+#include <optional>     // std::optional
+#include <span>         // std::span
+#include <string>       // std::string
+#include <string_view>  // std::string_view
+#include <thread>       // std::jthread, std::this_thread::sleep_for
+#include <type_traits>  // std::is_same_v, std::decay_t, std::invoke_result_t
+#include <utility>      // std::move
+#include <variant>      // std::visit
+#include <vector>       // std::vector
 
 #include <unistd.h>  // ::getpid (POSIX)
 
-#include <boost/asio/as_tuple.hpp>           // boost::asio::as_tuple
-#include <boost/asio/awaitable.hpp>          // boost::asio::awaitable
-#include <boost/asio/co_spawn.hpp>           // boost::asio::co_spawn
-#include <boost/asio/detached.hpp>           // boost::asio::detached
+#include <boost/asio/as_tuple.hpp>             // boost::asio::as_tuple
+#include <boost/asio/awaitable.hpp>            // boost::asio::awaitable
+#include <boost/asio/co_spawn.hpp>             // boost::asio::co_spawn
+#include <boost/asio/detached.hpp>             // boost::asio::detached
 #include <boost/asio/executor_work_guard.hpp>  // boost::asio::executor_work_guard
-#include <boost/asio/io_context.hpp>         // boost::asio::io_context
-#include <boost/asio/ip/host_name.hpp>       // boost::asio::ip::host_name (the default replica name)
-#include <boost/asio/post.hpp>               // boost::asio::post
-#include <boost/asio/steady_timer.hpp>       // boost::asio::steady_timer
-#include <boost/asio/thread_pool.hpp>        // boost::asio::thread_pool (heavy cache work)
-#include <boost/asio/use_awaitable.hpp>      // boost::asio::use_awaitable
-#include <boost/asio/use_future.hpp>         // boost::asio::use_future
+#include <boost/asio/io_context.hpp>           // boost::asio::io_context
+#include <boost/asio/ip/host_name.hpp>         // boost::asio::ip::host_name (the default replica name)
+#include <boost/asio/post.hpp>                 // boost::asio::post
+#include <boost/asio/steady_timer.hpp>         // boost::asio::steady_timer
+#include <boost/asio/thread_pool.hpp>          // boost::asio::thread_pool (heavy cache work)
+#include <boost/asio/use_awaitable.hpp>        // boost::asio::use_awaitable
+#include <boost/asio/use_future.hpp>           // boost::asio::use_future
 
-#include "llmgate/cache/exact_cache.hpp"            // exact_key
-#include "llmgate/cache/index_factory.hpp"          // default_index_factory
-#include "llmgate/cache/key_policy.hpp"             // cache_key
-#include "llmgate/cache/learned_verifier.hpp"       // learned_verifier
-#include "llmgate/cache/semantic_cache.hpp"         // answer_cost, semantic_cache_options
-#include "llmgate/cache/semantic_cache_observer.hpp"  // semantic_cache_observer
-#include "llmgate/embed/hashing_embedder.hpp"      // hashing_embedder
-#include "llmgate/error.hpp"                        // llmgate::error, errc
-#include "llmgate/pipeline/cached_answer.hpp"       // cached_answer
-#include "llmgate/redis/client.hpp"                 // redis::client, client_options
-#include "llmgate/server/shared/replication_message.hpp"    // encode_/decode_exact, encode_/decode_change, stream_id
-#include "llmgate/redis/reply.hpp"                  // reply, command, endpoint
-#include "llmgate/server/shared/write_queue.hpp"            // write_queue
-#include "llmgate/server/cache_policies.hpp"        // eviction_of, threshold_of, cache_clock
-#include "llmgate/server/config.hpp"                // gateway_config, shared_config
-#include "llmgate/server/request_log.hpp"           // request_log
-#include "llmgate/server/semantic_tier.hpp"         // gateway_remote_cache, gateway_hashing_cache
-#include "llmgate/server/shared/shared_tier.hpp"           // shared_tier, shared_tier_context, shared_tier_statistics
-#include "llmgate/server/snapshots.hpp"             // gateway_caches
+#include "llmgate/cache/exact_cache.hpp"                  // exact_key
+#include "llmgate/cache/index_factory.hpp"                // default_index_factory
+#include "llmgate/cache/key_policy.hpp"                   // cache_key
+#include "llmgate/cache/learned_verifier.hpp"             // learned_verifier
+#include "llmgate/cache/semantic_cache.hpp"               // answer_cost, semantic_cache_options
+#include "llmgate/cache/semantic_cache_observer.hpp"      // semantic_cache_observer
+#include "llmgate/embed/hashing_embedder.hpp"             // hashing_embedder
+#include "llmgate/error.hpp"                              // llmgate::error, errc
+#include "llmgate/pipeline/cached_answer.hpp"             // cached_answer
+#include "llmgate/redis/client.hpp"                       // redis::client, client_options
+#include "llmgate/server/shared/replication_message.hpp"  // encode_/decode_exact, encode_/decode_change, stream_id
+#include "llmgate/redis/reply.hpp"                        // reply, command, endpoint
+#include "llmgate/server/shared/write_queue.hpp"          // write_queue
+#include "llmgate/server/caches/cache_policies.hpp"       // eviction_of, threshold_of, cache_clock
+#include "llmgate/server/gateway_config.hpp"              // gateway_config, shared_config
+#include "llmgate/server/operations/request_log.hpp"      // request_log
+#include "llmgate/server/caches/semantic_tier.hpp"        // gateway_remote_cache, gateway_hashing_cache
+#include "llmgate/server/shared/shared_tier.hpp"          // shared_tier, shared_tier_context, shared_tier_statistics
+#include "llmgate/server/caches/gateway_caches.hpp"       // gateway_caches
 
 namespace llmgate::inline v0::redis {
 
@@ -134,7 +134,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
         stream_(shared_.prefix + ":{semantic}:stream"), snapshot_(shared_.prefix + ":{semantic}:snapshot"),
         lease_(shared_.prefix + ":{semantic}:lease"), read_timeout_(shared_.read_timeout_ms),
         tail_block_(std::clamp<unsigned>(shared_.redis.command_timeout_ms / 2, 1, 1000)),
-        exact_lifetime_ms_(lifetime_ms(config_.exact_eviction.ttl_seconds)),
+        exact_lifetime_ms_(lifetime_ms(config_.exact_cache.eviction.ttl_seconds)),
         remote_vectors_(caches_.semantic().remote() != nullptr),
         commands_(io_.get_executor(), client_options_of(shared_)),
         tail_commands_(io_.get_executor(), tail_options(client_options_of(shared_))), writes_(shared_.max_queued_writes),
@@ -264,7 +264,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     return options;
   }
 
-  bool semantic() const noexcept { return shared_.semantic && config_.semantic_cache; }
+  bool semantic() const noexcept { return shared_.semantic && config_.semantic_cache.enabled; }
   // The stream carries semantic changes and exact erasures.
   bool tails() const noexcept { return semantic() || shared_.exact; }
 
@@ -697,10 +697,10 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   // A hashing cache read from `bytes`, of which only the entries are used.
   gateway_hashing_cache load_like(std::string bytes) const {
     return gateway_hashing_cache::load_bytes(std::move(bytes), snapshot_, semantic_cache_options{},
-                                             hashing_embedder({.dimension = config_.embedder.dimension}),
-                                             threshold_of(config_.semantic_threshold_policy, config_.semantic_threshold),
-                                             learned_verifier(), {}, eviction_of(config_.semantic_eviction, cache_clock{}),
-                                             default_index_factory{config_.semantic_hnsw});
+                                             hashing_embedder({.dimension = config_.semantic_cache.embedder.dimension}),
+                                             threshold_of(config_.semantic_cache.threshold),
+                                             learned_verifier(), {}, eviction_of(config_.semantic_cache.eviction, cache_clock{}),
+                                             default_index_factory{config_.semantic_cache.hnsw});
   }
 
   // --- snapshots --------------------------------------------------------------

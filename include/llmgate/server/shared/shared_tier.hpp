@@ -29,7 +29,7 @@
 
 #include "llmgate/cache/exact_cache.hpp"       // exact_key
 #include "llmgate/pipeline/cached_answer.hpp"  // cached_answer
-#include "llmgate/server/config.hpp"           // gateway_config
+#include "llmgate/server/gateway_config.hpp"   // gateway_config
 
 namespace llmgate::inline v0 {
 

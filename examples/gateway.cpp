@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   }
   llmgate::map_large_allocations();  // a long-running server: freed caches' memory goes back
   try {
-    llmgate::gateway gateway(std::move(config), llmgate::gateway_parts{.shared = llmgate::redis::make_shared_tier});
+    llmgate::gateway gateway(std::move(config), llmgate::gateway_parts{.shared = llmgate::make_shared_tier});
     if (const auto* chosen = gateway.router()) std::fprintf(stderr, "gateway: %s\n", chosen->description().c_str());
     gateway.run();
   } catch (const std::exception& e) {

@@ -46,18 +46,18 @@ struct shared_replica {
   /// snapshot). Throws as the tier does.
   explicit shared_replica(gateway_config configured)
       : config(std::move(configured)), caches(config, cache_clock{}, log),
-        tier(std::make_unique<redis::redis_shared_tier>(shared_tier_context{config, caches, log})) {}
+        tier(std::make_unique<llmgate::redis_shared_tier>(shared_tier_context{config, caches, log})) {}
 
   gateway_config config;
   request_log log{false, nullptr};
   gateway_caches caches;
-  std::unique_ptr<redis::redis_shared_tier> tier;
+  std::unique_ptr<llmgate::redis_shared_tier> tier;
 
   gateway_hashing_cache& semantic() { return *caches.semantic().hashing(); }
 };
 
 /// Runs tier.find_exact(key) to its end on an io_context of the caller's thread.
-inline cached_answer find_exact(redis::redis_shared_tier& tier, const exact_key& key) {
+inline cached_answer find_exact(llmgate::redis_shared_tier& tier, const exact_key& key) {
   boost::asio::io_context io;
   auto found = boost::asio::co_spawn(io, tier.find_exact(key), boost::asio::use_future);
   io.run();

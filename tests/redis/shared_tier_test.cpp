@@ -92,7 +92,7 @@ BOOST_AUTO_TEST_CASE(an_exact_answer_expires_with_the_exact_caches_lifetime) {
   const exact_key key = key_for(a, "acme", "lifetime");
   a.tier->store_exact(key, answer_of("soon gone"));
   BOOST_TEST_REQUIRE(eventually([&] { return flushed(a); }));
-  const long long left = std::stoll(redis_text(server, {"PTTL", llmgate::redis::exact_key_name("test", key)}));
+  const long long left = std::stoll(redis_text(server, {"PTTL", llmgate::exact_key_name("test", key)}));
   BOOST_TEST(left > 25'000);
   BOOST_TEST(left <= 30'000);
 }
@@ -144,7 +144,7 @@ BOOST_AUTO_TEST_CASE(a_value_that_is_not_an_answer_is_a_miss_counted_as_an_error
   redis_server server;
   shared_replica a(shared_config_for(server.port(), "a"));
   const exact_key key = key_for(a, "acme", "garbage");
-  server.cli({"SET", llmgate::redis::exact_key_name("test", key), "not a SHEX value"});
+  server.cli({"SET", llmgate::exact_key_name("test", key), "not a SHEX value"});
   BOOST_TEST(!find_exact(*a.tier, key));
   BOOST_TEST(a.tier->statistics().errors == 1u);
   BOOST_TEST(a.tier->statistics().available);
@@ -246,9 +246,9 @@ BOOST_AUTO_TEST_CASE(a_dead_store_costs_no_wait_and_its_writes_wait_in_the_bound
   BOOST_TEST_REQUIRE(eventually([&] { return a.tier->statistics().available && flushed(a); }, 5s));
   BOOST_TEST(redis_text(server, {"DBSIZE"}) == "100");
   for (int i : {0, written - 101})  // the oldest were dropped
-    BOOST_TEST(redis_text(server, {"EXISTS", llmgate::redis::exact_key_name("test", keys[i])}) == "0", i);
+    BOOST_TEST(redis_text(server, {"EXISTS", llmgate::exact_key_name("test", keys[i])}) == "0", i);
   for (int i : {written - 100, written - 1})
-    BOOST_TEST(redis_text(server, {"EXISTS", llmgate::redis::exact_key_name("test", keys[i])}) == "1", i);
+    BOOST_TEST(redis_text(server, {"EXISTS", llmgate::exact_key_name("test", keys[i])}) == "1", i);
   const cached_answer last = find_exact(*a.tier, keys.back());
   BOOST_TEST_REQUIRE(last != nullptr);
   BOOST_TEST(last->content == "answer " + std::to_string(written - 1));

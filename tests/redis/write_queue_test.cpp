@@ -10,7 +10,7 @@
 
 #include "llmgate/server/shared/write_queue.hpp"
 
-using llmgate::redis::write_queue;
+using llmgate::write_queue;
 
 BOOST_AUTO_TEST_SUITE(write_queue_test)
 

@@ -435,7 +435,7 @@ BOOST_AUTO_TEST_CASE(configs_it_cannot_serve_keep_it_from_starting) {
   config.shared = shared_config{};
   BOOST_TEST(refusal(config) ==
              "config: shared needs a gateway built with a shared tier (gateway_parts::shared, "
-             "e.g. llmgate::redis::make_shared_tier); this program has none");
+             "e.g. llmgate::make_shared_tier); this program has none");
   config.shared.reset();
 
   config.semantic_cache.embedder = {.kind = "openai", .base_url = "http://127.0.0.1:1/v1", .model = "e"};

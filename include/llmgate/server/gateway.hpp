@@ -141,7 +141,7 @@ struct gateway_parts {
   backend_registry backends = backend_registry::builtin();  ///< the backend kinds it can make
   std::FILE* log = stderr;                                  ///< request and event lines; nullptr: none
   cache_clock clock = {};  ///< what cache lifetimes (ttl_seconds) are measured by; a test's may be moved
-  /// Makes the tier of the config's "shared" section (llmgate::redis::make_shared_tier,
+  /// Makes the tier of the config's "shared" section (llmgate::make_shared_tier,
   /// llmgate/server/shared/redis_shared_tier.hpp); none: a config with "shared" is refused.
   shared_tier_factory shared = {};
 };
@@ -276,7 +276,7 @@ class basic_gateway {
     if (!config.shared) return nullptr;
     if (!make)
       throw config_error("config: shared needs a gateway built with a shared tier (gateway_parts::shared, "
-                         "e.g. llmgate::redis::make_shared_tier); this program has none");
+                         "e.g. llmgate::make_shared_tier); this program has none");
     return make(shared_tier_context{config, caches, log});
   }
 

@@ -49,7 +49,7 @@ int main() {
   }
 
   // The factory a gateway takes (gateway_parts::shared): it must link.
-  const llmgate::shared_tier_factory factory = redis::make_shared_tier;
+  const llmgate::shared_tier_factory factory = llmgate::make_shared_tier;
   expect(static_cast<bool>(factory), "make_shared_tier is not a shared_tier_factory");
 
   std::printf("llmgate %d.%d.%d redis: key_slot(\"foo\") = %u: %s\n", LLMGATE_VERSION_MAJOR,

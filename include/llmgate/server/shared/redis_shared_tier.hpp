@@ -76,9 +76,9 @@
 #include "llmgate/embed/hashing_embedder.hpp"             // hashing_embedder
 #include "llmgate/error.hpp"                              // llmgate::error, errc
 #include "llmgate/pipeline/cached_answer.hpp"             // cached_answer
-#include "llmgate/redis/client.hpp"                       // redis::client, client_options
+#include "llmgate/redis/client.hpp"                       // redis::client, redis::client_options
 #include "llmgate/server/shared/replication_message.hpp"  // encode_/decode_exact, encode_/decode_change, stream_id
-#include "llmgate/redis/reply.hpp"                        // reply, command, endpoint
+#include "llmgate/redis/reply.hpp"                        // redis::reply, redis::command, redis::endpoint
 #include "llmgate/server/shared/write_queue.hpp"          // write_queue
 #include "llmgate/server/caches/cache_policies.hpp"       // eviction_of, threshold_of, cache_clock
 #include "llmgate/server/gateway_config.hpp"              // gateway_config, shared_config
@@ -87,7 +87,7 @@
 #include "llmgate/server/shared/shared_tier.hpp"          // shared_tier, shared_tier_context, shared_tier_statistics
 #include "llmgate/server/caches/gateway_caches.hpp"       // gateway_caches
 
-namespace llmgate::inline v0::redis {
+namespace llmgate::inline v0 {
 
 /// The Redis key an exact answer is stored under: the scope in the hash
 /// tag, so that a scope's answers share a cluster slot.
@@ -102,9 +102,9 @@ inline std::string exact_key_name(std::string_view prefix, const exact_key& key)
 }
 
 /// The redis::client options a "shared" config section asks for.
-inline client_options client_options_of(const shared_config& shared) {
+inline redis::client_options client_options_of(const shared_config& shared) {
   const auto& r = shared.redis;
-  client_options options;
+  redis::client_options options;
   for (const auto& text : r.endpoints) {
     const auto host_port = llmgate::detail::host_and_port(text);  // gateway_config::check refused any other form
     if (!host_port) throw error(errc::invalid_request, "shared.redis.endpoints: \"" + text + "\" is not host:port");
@@ -179,7 +179,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
 
   void store_exact(const exact_key& key, const cached_answer& answer) override {
     if (!shared_.exact || !answer || stopping_.load()) return;
-    command set = {"SET", exact_name(key), encode_exact(key, answer)};
+    redis::command set = {"SET", exact_name(key), encode_exact(key, answer)};
     if (exact_lifetime_ms_ > 0) set.insert(set.end(), {"PX", std::to_string(exact_lifetime_ms_)});
     enqueue(std::move(set));
   }
@@ -259,7 +259,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   }
 
   // The tailer's client holds one connection: XREAD BLOCK keeps it busy.
-  static client_options tail_options(client_options options) {
+  static redis::client_options tail_options(redis::client_options options) {
     options.connections_per_node = 1;
     return options;
   }
@@ -369,8 +369,8 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
         io_,
         [this, pending, name = std::move(name)]() -> boost::asio::awaitable<void> {
           try {
-            command get = {"GET", name};  // not inside the co_await: GCC 12 miscompiles a braced list there
-            reply found = co_await commands_.exec(std::move(get));
+            redis::command get = {"GET", name};  // not inside the co_await: GCC 12 miscompiles a braced list there
+            redis::reply found = co_await commands_.exec(std::move(get));
             store_answered(1);
             if (found.is_string()) pending->value = std::move(found.text);
           } catch (const std::exception& e) {
@@ -392,7 +392,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
 
   std::uint64_t queued() const { return writes_.size(); }
 
-  void enqueue(command write) {
+  void enqueue(redis::command write) {
     if (writes_.push(std::move(write)))  // the writer may be waiting for one
       boost::asio::post(io_, [this] { wake_writer_.cancel(); });
   }
@@ -426,7 +426,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   boost::asio::awaitable<void> write_until_stopped() {
     auto backoff = first_backoff;
     while (!stopping_.load()) {
-      std::vector<command> batch = writes_.pop(batch_size);
+      std::vector<redis::command> batch = writes_.pop(batch_size);
       const bool probe = batch.empty() && !available_.load();
       if (batch.empty() && !probe) {
         wake_writer_.expires_at(clock::time_point::max());
@@ -435,7 +435,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
       }
       if (probe) batch.push_back({"PING"});  // nothing to send, but the store is away: is it back?
       const std::size_t taken = probe ? 0 : batch.size();
-      std::vector<command> unsent = co_await send(std::move(batch));
+      std::vector<redis::command> unsent = co_await send(std::move(batch));
       const bool failed = !unsent.empty();
       if (!probe) {
         writes_.sent(taken - unsent.size());
@@ -452,7 +452,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   }
 
   // The part of a command's key that picks its cluster slot: the hash tag.
-  static std::string_view slot_tag(const command& c) {
+  static std::string_view slot_tag(const redis::command& c) {
     if (c.size() < 2) return {};
     const std::string_view key = c[1];
     const auto open = key.find('{');
@@ -462,11 +462,11 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
 
   // Sends `batch` as one pipeline per slot (a cluster serves a pipeline on
   // one node); returns what could not be sent, in order.
-  boost::asio::awaitable<std::vector<command>> send(std::vector<command> batch) {
-    std::vector<std::vector<command>> groups;
+  boost::asio::awaitable<std::vector<redis::command>> send(std::vector<redis::command> batch) {
+    std::vector<std::vector<redis::command>> groups;
     if (commands_.cluster()) {
       std::vector<std::string> tags;  // copies: the commands move into their groups
-      for (command& c : batch) {
+      for (redis::command& c : batch) {
         std::string tag(slot_tag(c));
         const auto found = std::find(tags.begin(), tags.end(), tag);
         const auto group = static_cast<std::size_t>(found - tags.begin());
@@ -483,19 +483,19 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
       const std::size_t commands = groups[g].size();
       try {
         const std::string routing = groups[g].front().size() > 1 ? groups[g].front()[1] : std::string();
-        const std::vector<reply> replies = co_await commands_.exec_pipeline(groups[g], routing);
+        const std::vector<redis::reply> replies = co_await commands_.exec_pipeline(groups[g], routing);
         store_answered(commands);
-        for (const reply& r : replies)
+        for (const redis::reply& r : replies)
           if (r.is_error()) ++errors_;  // the store refused this write (out of memory, say): not retried
       } catch (const std::exception& e) {
         store_failed(commands, e);
-        std::vector<command> unsent;
+        std::vector<redis::command> unsent;
         for (std::size_t rest = g; rest < groups.size(); ++rest)
-          for (command& c : groups[rest]) unsent.push_back(std::move(c));
+          for (redis::command& c : groups[rest]) unsent.push_back(std::move(c));
         co_return unsent;
       }
     }
-    co_return std::vector<command>{};
+    co_return std::vector<redis::command>{};
   }
 
   // --- the tailer -------------------------------------------------------------
@@ -506,8 +506,8 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   };
 
   boost::asio::awaitable<std::optional<snapshot_entry>> read_snapshot() {
-    command get = {"HMGET", snapshot_, "id", "bytes"};
-    const reply found = co_await commands_.exec(std::move(get));
+    redis::command get = {"HMGET", snapshot_, "id", "bytes"};
+    const redis::reply found = co_await commands_.exec(std::move(get));
     store_answered(1);
     if (!found.is_array() || found.elements.size() != 2 || !found.elements[0].is_string() ||
         !found.elements[1].is_string() || !stream_id::parse(found.elements[0].text))
@@ -539,10 +539,10 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   // this replica was behind or away): if so, resync instead of applying.
   boost::asio::awaitable<void> read_and_apply() {
     const std::string from = last_id_;
-    std::vector<command> read = {{"XREAD", "COUNT", std::to_string(batch_size), "BLOCK",
+    std::vector<redis::command> read = {{"XREAD", "COUNT", std::to_string(batch_size), "BLOCK",
                                   std::to_string(tail_block_.count()), "STREAMS", stream_, from},
                                  {"HGET", snapshot_, "id"}};
-    std::vector<reply> replies = co_await tail_commands_.exec_pipeline(std::move(read), stream_);
+    std::vector<redis::reply> replies = co_await tail_commands_.exec_pipeline(std::move(read), stream_);
     store_answered(2);
     if (replies.size() != 2 || replies[0].is_error())
       throw error(errc::store_error, "redis: XREAD " + stream_ + ": " + (replies.empty() ? "" : replies[0].text));
@@ -560,8 +560,8 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   // XDEL only). When in doubt it says yes: reloading a snapshot that held
   // nothing new costs time, missing changes costs answers.
   boost::asio::awaitable<bool> trimmed_after(stream_id id) {
-    command first = {"XRANGE", stream_, "-", "+", "COUNT", "1"};
-    const reply found = co_await commands_.exec(std::move(first));
+    redis::command first = {"XRANGE", stream_, "-", "+", "COUNT", "1"};
+    const redis::reply found = co_await commands_.exec(std::move(first));
     store_answered(1);
     if (!found.is_array() || found.elements.empty() || !found.elements[0].is_array() ||
         found.elements[0].elements.empty())
@@ -571,18 +571,18 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   }
 
   // XREAD's reply: [[stream, [[id, [field, value, ...]], ...]]], or nil.
-  boost::asio::awaitable<void> apply_entries(const reply& read) {
+  boost::asio::awaitable<void> apply_entries(const redis::reply& read) {
     if (!read.is_array()) co_return;
     int since_yield = 0;
-    for (const reply& stream : read.elements) {
+    for (const redis::reply& stream : read.elements) {
       if (!stream.is_array() || stream.elements.size() != 2) continue;
-      for (const reply& entry : stream.elements[1].elements) {
+      for (const redis::reply& entry : stream.elements[1].elements) {
         if (stopping_.load()) co_return;
         if (!entry.is_array() || entry.elements.size() != 2 || !entry.elements[0].is_string()) continue;
         last_id_ = entry.elements[0].text;
-        const reply& fields = entry.elements[1];
-        const reply* origin = nullptr;
-        const reply* payload = nullptr;
+        const redis::reply& fields = entry.elements[1];
+        const redis::reply* origin = nullptr;
+        const redis::reply* payload = nullptr;
         for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2) {
           if (fields.elements[i].text == "o") origin = &fields.elements[i + 1];
           else if (fields.elements[i].text == "b") payload = &fields.elements[i + 1];
@@ -731,11 +731,11 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
       auto save = [this] { return caches_.semantic().visit([](const auto& cache) { return cache.save_bytes(); }); };
       std::string bytes = co_await in_background(save);
       const std::size_t size = bytes.size();
-      std::vector<command> commands = {{"HSET", snapshot_, "id", id, "bytes", std::move(bytes)}};
+      std::vector<redis::command> commands = {{"HSET", snapshot_, "id", id, "bytes", std::move(bytes)}};
       if (id != "0") commands.push_back({"XTRIM", stream_, "MINID", id});
-      const std::vector<reply> replies = co_await commands_.exec_pipeline(std::move(commands), snapshot_);
+      const std::vector<redis::reply> replies = co_await commands_.exec_pipeline(std::move(commands), snapshot_);
       store_answered(replies.size());
-      for (const reply& r : replies)
+      for (const redis::reply& r : replies)
         if (r.is_error()) throw error(errc::store_error, "redis: snapshot: " + r.text);
       log_.event("shared_snapshot_saved", {{"replica", replica_}, {"id", id}, {"bytes", size}});
       co_return true;
@@ -748,12 +748,12 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   // The lease is this replica's when it takes it, or already holds it.
   boost::asio::awaitable<bool> take_lease() {
     const std::string lifetime = std::to_string(std::max(1u, shared_.snapshot_interval_s) * 2000);
-    std::vector<command> take = {{"SET", lease_, replica_, "NX", "PX", lifetime}, {"GET", lease_}};
-    const std::vector<reply> replies = co_await commands_.exec_pipeline(std::move(take), lease_);
+    std::vector<redis::command> take = {{"SET", lease_, replica_, "NX", "PX", lifetime}, {"GET", lease_}};
+    const std::vector<redis::reply> replies = co_await commands_.exec_pipeline(std::move(take), lease_);
     store_answered(2);
     if (replies.size() != 2 || replies[1].text != replica_) co_return false;
     if (replies[0].is_nil()) {  // held already: by this replica, so renewed
-      command renew = {"PEXPIRE", lease_, lifetime};
+      redis::command renew = {"PEXPIRE", lease_, lifetime};
       (void)co_await commands_.exec(std::move(renew));
       store_answered(1);
     }
@@ -802,9 +802,9 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
 
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{io_.get_executor()};
-  client commands_;
-  client tail_commands_;
-  write_queue<command> writes_;
+  redis::client commands_;
+  redis::client tail_commands_;
+  write_queue<redis::command> writes_;
 
   // On the tier's thread only.
   boost::asio::steady_timer wake_writer_, writer_pause_, tailer_pause_, snapshot_pause_;
@@ -828,4 +828,4 @@ inline std::unique_ptr<shared_tier> make_shared_tier(const shared_tier_context& 
   return std::make_unique<redis_shared_tier>(context);
 }
 
-}  // namespace llmgate::inline v0::redis
+}  // namespace llmgate::inline v0

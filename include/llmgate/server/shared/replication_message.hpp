@@ -40,7 +40,7 @@
 #include "llmgate/pipeline/cached_answer.hpp"  // cached_answer, cache_value_traits<cached_answer>
 #include "llmgate/store/snapshot_file.hpp"     // snapshot_writer, snapshot_reader
 
-namespace llmgate::inline v0::redis {
+namespace llmgate::inline v0 {
 
 inline constexpr store::kind_tag exact_value_kind{'S', 'H', 'E', 'X'};
 inline constexpr store::kind_tag semantic_change_kind{'S', 'H', 'R', 'M'};
@@ -287,4 +287,4 @@ struct stream_id {
   friend auto operator<=>(const stream_id&, const stream_id&) = default;
 };
 
-}  // namespace llmgate::inline v0::redis
+}  // namespace llmgate::inline v0

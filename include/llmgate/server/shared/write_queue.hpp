@@ -21,7 +21,7 @@
 #include <utility>    // std::move
 #include <vector>     // std::vector
 
-namespace llmgate::inline v0::redis {
+namespace llmgate::inline v0 {
 
 template <class Write>
 class write_queue {
@@ -97,4 +97,4 @@ class write_queue {
   std::uint64_t dropped_ = 0;
 };
 
-}  // namespace llmgate::inline v0::redis
+}  // namespace llmgate::inline v0

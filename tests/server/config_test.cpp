@@ -15,6 +15,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "llmgate/server/gateway_config.hpp"
+#include "../file_bytes.hpp"  // read_bytes (the README)
 #include "../temporary_directory.hpp"
 #include "config_text.hpp"
 
@@ -480,6 +481,29 @@ BOOST_AUTO_TEST_CASE(the_example_configuration_is_valid) {
   BOOST_TEST(config.backends.size() == 3u);
   BOOST_TEST(config.router.has_value());
   BOOST_TEST(config.semantic_cache.hnsw.ef_search == 12u);
+}
+
+// The README's gateway with one model, as written there (its key from
+// LLMGATE_KEY, which the README's command line sets): what it says the
+// rest defaults to is what it gets.
+BOOST_AUTO_TEST_CASE(the_readme_configuration_is_valid_and_defaults_as_it_says) {
+  const std::string readme = llmgate::test::read_bytes(std::filesystem::path(LLMGATE_EXAMPLES_DIR) / ".." / "README.md");
+  const auto start = readme.find("```json\n");
+  BOOST_TEST_REQUIRE(start != std::string::npos);
+  const auto end = readme.find("```", start + 8);
+  BOOST_TEST_REQUIRE(end != std::string::npos);
+  ::setenv("LLMGATE_KEY", "sk-mine", 1);
+  const auto config = gateway_config::from_json(boost::json::parse(readme.substr(start + 8, end - start - 8)));
+  ::unsetenv("LLMGATE_KEY");
+  BOOST_TEST(config.models.size() == 1u);
+  BOOST_TEST(config.models[0].name == "llama3.2");
+  BOOST_TEST((config.models[0].backends == std::vector<std::string>{"local"}));
+  BOOST_TEST(config.tenants[0].api_key == "sk-mine");
+  BOOST_TEST(config.listen.address == "127.0.0.1");
+  BOOST_TEST(config.listen.port == 8080u);
+  BOOST_TEST(config.exact_cache.enabled);
+  BOOST_TEST(config.semantic_cache.enabled);
+  BOOST_TEST(config.semantic_cache.threshold.value == 0.9);  // "the gateway's default is 0.9"
 }
 
 BOOST_AUTO_TEST_CASE(files_that_are_missing_or_not_json_are_named) {

@@ -1,4 +1,4 @@
-// backend_failures: what a gateway's client sees when the model's backends
+// client_failure: what a gateway's client sees when the model's backends
 // failed: a status its SDK acts on rightly and an OpenAI error object
 // that names no upstream URL, backend or internal path (those go to the
 // gateway's log).

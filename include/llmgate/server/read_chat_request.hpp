@@ -1,4 +1,4 @@
-// prompt_input: the PML prompt a chat request may carry, compiled into the
+// read_chat_request: the PML prompt a chat request may carry, compiled into the
 // request as soon as it is read, so that everything after the reading (the
 // user's stages, the router, the exact and semantic caches, the backends)
 // sees the compiled messages: a PML prompt and its plain equivalent are the

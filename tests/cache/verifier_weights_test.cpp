@@ -94,9 +94,10 @@ BOOST_AUTO_TEST_CASE(weights_load_back_with_identical_logits) {
   BOOST_TEST(loaded.model.logit(y) == weights.model.logit(x));
 }
 
-BOOST_AUTO_TEST_CASE(a_missing_file_is_refused_naming_it) {
+BOOST_AUTO_TEST_CASE(a_missing_file_is_refused_naming_it_and_why) {
   llmgate::test::temporary_directory dir;
-  check_refused(dir / "absent.vrf", errc::io_failure);
+  check_refused(dir / "absent.vrf", errc::io_failure, "(No such file or directory)");
+  check_refused(dir.path(), errc::io_failure, "(a directory, not a file)");
 }
 
 BOOST_AUTO_TEST_CASE(a_file_cut_anywhere_is_refused) {

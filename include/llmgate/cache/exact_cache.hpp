@@ -311,7 +311,7 @@ class exact_cache {
     std::error_code ec;
     store::snapshot_reader in(path, file_kind, file_version, ec);
     const auto fail = [&](std::error_code code) {
-      return error(code, "loading exact_cache from '" + path.string() + "'");
+      return store::load_failure("loading exact_cache from '" + path.string() + "'", path, code);
     };
     if (ec) throw fail(ec);
 

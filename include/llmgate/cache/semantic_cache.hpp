@@ -550,7 +550,7 @@ class basic_semantic_cache {
   }
 
   static error load_error(const std::filesystem::path& path, std::error_code code) {
-    return error(code, "loading semantic cache from '" + path.string() + "'");
+    return store::load_failure("loading semantic cache from '" + path.string() + "'", path, code);
   }
 
   struct entry {

@@ -62,7 +62,7 @@ inline verifier_weights load_verifier_weights(const std::filesystem::path& path)
   const std::string context = "loading verifier weights from '" + path.string() + "'";
   std::error_code ec;
   store::snapshot_reader in(path, detail::verifier_weights_kind, detail::verifier_weights_version, ec);
-  if (ec) throw error(ec, context);
+  if (ec) throw store::load_failure(context, path, ec);
 
   const auto feature_set = in.read<std::uint32_t>();
   const auto feature_count = in.read<std::uint32_t>();

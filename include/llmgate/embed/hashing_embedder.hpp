@@ -349,7 +349,7 @@ class hashing_embedder {
       ec = in.finish();
       if (!ec) return embedder;
     }
-    throw error(ec, "loading hashing_embedder from '" + path.string() + "'");
+    throw store::load_failure("loading hashing_embedder from '" + path.string() + "'", path, ec);
   }
 
   static constexpr store::kind_tag file_kind = {'H', 'E', 'M', 'B'};

@@ -316,6 +316,21 @@ template <class T>
   return out.commit(path);
 }
 
+/// The error a loader throws for `code`: `context` names the operation
+/// ("loading semantic cache from 'x'"), and for a file that could not be
+/// read, the file system's reason ("No such file or directory"), so that a
+/// missing file is not left to be guessed from "could not be read".
+inline error load_failure(std::string context, const std::filesystem::path& path, std::error_code code) {
+  if (code == errc::io_failure) {
+    std::error_code status_error;
+    const auto status = std::filesystem::status(path, status_error);
+    if (status_error) context += " (" + status_error.message() + ")";
+    else if (std::filesystem::is_directory(status)) context += " (a directory, not a file)";
+    else context += " (it exists but cannot be opened for reading)";
+  }
+  return error(code, context);
+}
+
 /// Loads one structure saved by save_file: T::load_from(reader, ec) must
 /// return a std::optional<T>. Throws llmgate::error naming `what`, the file
 /// and the cause when the file is missing, truncated, corrupt, of another
@@ -324,7 +339,7 @@ template <class T>
 T load_file(const std::filesystem::path& path, kind_tag kind, std::uint32_t version, std::string_view what) {
   std::error_code ec;
   snapshot_reader in(path, kind, version, ec);
-  const auto fail = [&] { return error(ec, "loading " + std::string(what) + " from '" + path.string() + "'"); };
+  const auto fail = [&] { return load_failure("loading " + std::string(what) + " from '" + path.string() + "'", path, ec); };
   if (ec) throw fail();
   auto object = T::load_from(in, ec);
   if (!ec) ec = in.finish();

@@ -45,6 +45,9 @@
 //                     same request; requests per second and p99.
 //   then a table of the targets against the peers (ratios and
 //   differences) for people.
+//   coalescing        bursts of 50 identical concurrent misses (a new question
+//                     each burst) to an upstream that answers in 50 ms, with
+//                     request coalescing on and off: upstream calls and p99.
 //   gateway_soak      1,000,000 requests, 90% repeats of 1000 questions and
 //                     10% new ones (misses that evict at the caches'
 //                     capacity of 20,000), in rounds of 100,000; RSS of this
@@ -53,7 +56,7 @@
 // Large allocations get mappings of their own (map_large_allocations), as
 // in the gateway program, so that freed memory shows in RSS.
 //
-//   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N] [--only overhead|hits|soak]
+//   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N] [--only overhead|hits|coalescing|soak]
 //                         [--gateway-threads N] [--caches on|exact|off]
 //                         [--peers nginx,nginx_proxy_cache,portkey|none]
 //                         [--hit-paths exact,semantic,semantic_only,nginx_proxy_cache] [--hit-requests N]
@@ -142,10 +145,12 @@ class loopback_server {
   std::thread thread_;
 };
 
-// A model server that answers every request at once with the same answer.
+// A model server that answers every request with the same answer, at once
+// or after `delay` (each request waits on its own: concurrent ones overlap).
 class instant_upstream {
  public:
-  instant_upstream() : answer_(answer()), server_([this](tcp::socket socket) { return serve(std::move(socket)); }) {}
+  explicit instant_upstream(std::chrono::milliseconds delay = {})
+      : delay_(delay), answer_(answer()), server_([this](tcp::socket socket) { return serve(std::move(socket)); }) {}
   unsigned short port() const { return server_.port(); }
   // Requests answered so far: a run of cache hits must leave it unchanged.
   std::size_t served() const { return served_.load(); }
@@ -165,10 +170,15 @@ class instant_upstream {
   // Keep-alive always: the gateway's client and the load generator keep their connections.
   net::awaitable<void> serve(tcp::socket socket) {
     read_buffer in;
+    net::steady_timer wait(socket.get_executor());
     try {
       for (;;) {
         co_await read_message(socket, in);
         ++served_;
+        if (delay_.count() > 0) {
+          wait.expires_after(delay_);
+          co_await wait.async_wait(net::use_awaitable);
+        }
         co_await net::async_write(socket, net::buffer(answer_), net::use_awaitable);
       }
     } catch (const boost::system::system_error&) {
@@ -176,6 +186,7 @@ class instant_upstream {
     }
   }
 
+  const std::chrono::milliseconds delay_;
   const std::string answer_;  // the whole HTTP response
   std::atomic<std::size_t> served_{0};
   loopback_server server_;
@@ -683,6 +694,34 @@ int main(int argc, char** argv) {
     }
     upstream_during_hits = served_during_hits;
   }
+  // Bursts: `clients` identical requests at once, a new question each
+  // burst, all misses, to an upstream that takes 50 ms to answer; with
+  // coalescing on (one upstream call a burst) and off (one each).
+  if (runs("coalescing")) {
+    constexpr std::size_t bursts = 20, clients = 50;
+    instant_upstream slow(std::chrono::milliseconds(50));
+    json_line line;
+    line.add("bench", "coalescing").add("bursts", bursts).add("clients", clients);
+    for (const bool coalescing : {true, false}) {
+      auto config = bench_config(slow.port(), "on", gateway_threads);
+      config.exact_cache.coalesce = coalescing;
+      llmgate::gateway gateway(config, nullptr);
+      gateway.start();
+      progress("gateway bench: %zu bursts of %zu identical misses, coalescing %s", bursts, clients,
+               coalescing ? "on" : "off");
+      const std::size_t before = slow.served();
+      load_result all;
+      for (std::size_t b = 0; b < bursts; ++b)
+        all.add(drive(gateway.port(), clients, clients, 0, [b](std::size_t) { return chat(question(20'000'000 + b)); }));
+      const std::string on_off = coalescing ? "on" : "off";
+      row("burst of identical misses, coalescing " + on_off, all);
+      line.add("upstream_calls_" + on_off, slow.served() - before)
+          .add("p99_us_" + on_off, all.percentile(0.99))
+          .add("errors_" + on_off, all.errors);
+    }
+    lines.push_back(line);
+  }
+
   // The soak has no peers: they go now, with what they hold.
   nginx.reset();
   portkey.reset();

@@ -63,6 +63,7 @@ BOOST_AUTO_TEST_CASE(the_text_has_help_type_sum_count_and_shortest_numbers) {
       "llmgate_chat_requests_total{tenant=\"acme\",cache=\"miss\"} 1\n"
       "llmgate_chat_requests_total{tenant=\"acme\",cache=\"exact\"} 1\n"
       "llmgate_chat_requests_total{tenant=\"acme\",cache=\"semantic\"} 0\n"
+      "llmgate_chat_requests_total{tenant=\"acme\",cache=\"coalesced\"} 0\n"
       "# HELP llmgate_chat_errors_total Chat requests answered with an error, by tenant.\n"
       "# TYPE llmgate_chat_errors_total counter\n"
       "llmgate_chat_errors_total{tenant=\"acme\"} 1\n"

@@ -370,7 +370,7 @@ class anthropic_backend {
   net::awaitable<chat_response> complete(const chat_request& request) {
     chat_response response = co_await upstream_.post(
         "/v1/messages", detail::anthropic_request(request, options_, false),
-        [](const boost::json::value& answer) { return detail::parse_anthropic_response(answer); });
+        [](const boost::json::value& answer) { return detail::parse_anthropic_response(answer); }, &request.trace);
     co_return finish(std::move(response), request);
   }
 
@@ -391,7 +391,7 @@ class anthropic_backend {
               co_await on_chunk(*chunk);
             }
           }
-        });
+        }, &request.trace);
     if (!reader.stopped())
       throw backend_error(errc::upstream_protocol_error,
                           options_.name + ": stream ended before message_stop",

@@ -158,7 +158,7 @@ class ollama_backend {
           chat_assembler assembled;
           assembled.add(detail::parse_ollama_chunk(answer, assembled.response(), 0, options_.name));
           return std::move(assembled).take();
-        });
+        }, &request.trace);
     detail::finish_response(response, request, options_.name, options_.model, options_.prices.get());
     co_return response;
   }
@@ -182,7 +182,7 @@ class ollama_backend {
             if (!chunk.content_delta.empty() || !chunk.tool_call_deltas_json.empty() || done)
               co_await on_chunk(chunk);
           }
-        });
+        }, &request.trace);
     if (!done)
       throw backend_error(errc::upstream_protocol_error,
                           options_.name + ": stream ended before \"done\": true",

@@ -84,7 +84,7 @@ class openai_backend {
   /// not set itself).
   net::awaitable<chat_response> complete(const chat_request& request, json_fields hints) {
     chat_response response = co_await upstream_.post_text(completions_path_, wire_request(request, false, hints),
-                                                          &read_chat_answer);
+                                                          &read_chat_answer, &request.trace);
     detail::finish_response(response, request, options_.name, options_.model, options_.prices.get());
     co_return response;
   }
@@ -113,7 +113,7 @@ class openai_backend {
                 !chunk.tool_call_deltas_json.empty())
               co_await on_chunk(chunk);
           }
-        });
+        }, &request.trace);
     if (!done && assembled.response().finish_reason.empty())
       throw backend_error(errc::upstream_protocol_error,
                           options_.name + ": stream ended before data: [DONE]",

@@ -4,7 +4,9 @@
 // (whose data the answer may reveal), from another model, under generation
 // parameters that change the answer (temperature, top_p, max_tokens, stop
 // sequences, tools, response format...), or under another system prompt.
-// A cache_scope names all four. Caches partition their entries by it and
+// A cache_scope names all four, and the namespace a client may name
+// within its tenant's cache (HTTP header x-llmgate-cache-namespace in the
+// gateway). Caches partition their entries by it and
 // compare it exactly on every hit: it is a hard wall, never part of a
 // similarity, so no threshold can let an answer through it.
 //
@@ -19,6 +21,7 @@
 #include <cstdint>       // std::uint64_t, std::int64_t
 #include <map>           // std::map
 #include <optional>      // std::optional
+#include <span>          // std::span
 #include <string>        // std::string, std::to_string
 #include <string_view>   // std::string_view
 #include <type_traits>   // std::is_floating_point_v
@@ -92,7 +95,7 @@ struct generation_parameters {
   }
 };
 
-/// The four things a cached answer is scoped by, for designated initialisers
+/// The things a cached answer is scoped by, for designated initialisers
 /// (every member has a default, so -Wextra says nothing of those left out):
 /// cache_scope scope({.tenant = "acme", .model = "gpt-4o-mini",
 ///                    .parameters = params.canonical(), .system_prompt = system});
@@ -101,6 +104,7 @@ struct cache_scope_fields {
   std::string model = {};          ///< which model answers
   std::string parameters = {};     ///< generation_parameters::canonical() or the caller's own canonical form
   std::string system_prompt = {};  ///< the whole system prompt
+  std::string cache_namespace = {};  ///< a partition within the tenant's cache; empty: none
 };
 
 /// An immutable scope whose hash is computed once; build one per tenant,
@@ -116,25 +120,30 @@ class cache_scope {
   const std::string& model() const noexcept { return fields_.model; }
   const std::string& parameters() const noexcept { return fields_.parameters; }
   const std::string& system_prompt() const noexcept { return fields_.system_prompt; }
+  const std::string& cache_namespace() const noexcept { return fields_.cache_namespace; }
 
   hash128 hash() const noexcept { return hash_; }
 
   friend bool operator==(const cache_scope& a, const cache_scope& b) {
     return a.hash_ == b.hash_ && a.fields_.tenant == b.fields_.tenant &&
            a.fields_.model == b.fields_.model && a.fields_.parameters == b.fields_.parameters &&
-           a.fields_.system_prompt == b.fields_.system_prompt;
+           a.fields_.system_prompt == b.fields_.system_prompt && a.fields_.cache_namespace == b.fields_.cache_namespace;
   }
 
  private:
   // XXH3-128 of "llmgate.scope.1" then each field as its length (8 bytes,
-  // little-endian on every host) and its bytes. Written into a buffer on
+  // little-endian on every host) and its bytes; the namespace only when
+  // there is one, so that scopes without one hash as they did before it
+  // existed (snapshots keep their hashes). Written into a buffer on
   // the stack when the scope is short, as most are: one-shot XXH3 over the
   // same bytes as before, with no string allocated per request; a longer
   // scope streams them through an XXH3 state, which hashes alike.
   static hash128 hash_of(const cache_scope_fields& fields) {
     // "llmgate.scope.1" names this encoding, so a future one hashes apart.
     constexpr std::string_view version = "llmgate.scope.1";
-    const std::string_view parts[] = {fields.tenant, fields.model, fields.parameters, fields.system_prompt};
+    const std::string_view all_parts[] = {fields.tenant, fields.model, fields.parameters, fields.system_prompt,
+                                          fields.cache_namespace};
+    const std::span<const std::string_view> parts(all_parts, fields.cache_namespace.empty() ? 4 : 5);
     std::size_t size = version.size();
     for (const auto part : parts) size += 8 + part.size();
     const auto length_of = [](std::string_view field, char* out) {

@@ -26,7 +26,8 @@
 #include <utility>      // std::move
 #include <vector>       // std::vector
 
-#include "llmgate/version.hpp"  // the inline versioned namespace
+#include "llmgate/http/trace_context.hpp"  // trace_context
+#include "llmgate/version.hpp"             // the inline versioned namespace
 
 namespace llmgate::inline v0 {
 
@@ -84,6 +85,9 @@ struct chat_request {
   /// Where a compiled PML prompt's modules lie (prompt/prompt_layout.hpp);
   /// null for a plain request. Backends read it for cache hints; caches ignore it.
   std::shared_ptr<const prompt_layout> layout = {};
+  /// Its W3C trace, sent upstream as traceparent and tracestate (empty:
+  /// none); neither part of the body nor of any cache key.
+  trace_context trace = {};
 };
 
 struct chat_response {

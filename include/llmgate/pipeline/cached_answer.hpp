@@ -3,6 +3,7 @@
 // (replayed piece by piece when the caller streams).
 #pragma once
 
+#include <chrono>       // std::chrono::system_clock
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t, std::int64_t
 #include <memory>       // std::shared_ptr, std::make_shared
@@ -111,6 +112,26 @@ inline boost::asio::awaitable<void> replay_as_chunks(const chat_response& answer
 }
 
 }  // namespace detail
+
+/// Unix seconds now: what a stored answer's age is measured against.
+inline std::int64_t unix_seconds_now() noexcept {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// A fresh answer as a cache stage stores it: `created` says when it was
+/// stored, by this clock, which max-age (cache_directives) measures from.
+inline cached_answer stored_answer(const chat_response& response) {
+  auto stored = std::make_shared<chat_response>(response);
+  stored->created = unix_seconds_now();
+  return stored;
+}
+
+/// Whether a stored answer may be served to the request of `context`
+/// (its max-age, when it sets one).
+inline bool servable(const cached_answer& answer, const request_context& context) noexcept {
+  return context.cache_control.fresh_enough(answer->created, unix_seconds_now());
+}
 
 /// The answer a cache stage returns for a hit: the stored one, which cost
 /// nothing this time (context.saved_usd says what it cost when computed).

@@ -10,6 +10,14 @@
 // replicas store what they answered (server/shared/shared_tier.hpp). What it
 // answers is kept locally too; what the pipeline answers fresh is stored
 // in both; a wrong verdict erases the answer from both.
+//
+// Given a coalesced_calls table, a miss waits for an identical request's
+// call already under way instead of making its own (coalesced_calls.hpp).
+//
+// The request's cache directives (request_context::cache_control) are
+// kept: no-cache asks on and stores the fresh answer in place of the
+// stored one, no-store neither looks up nor stores, and an answer older
+// than max-age is not served (the fresh one replaces it).
 #pragma once
 
 #include <concepts>  // std::same_as
@@ -18,10 +26,12 @@
 #include <utility>   // std::move
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
+#include <boost/asio/this_coro.hpp>  // boost::asio::this_coro::executor
 
 #include "llmgate/chat/chat.hpp"  // chat_request, chat_response
 #include "llmgate/cache/exact_cache.hpp"
 #include "llmgate/pipeline/cached_answer.hpp"
+#include "llmgate/pipeline/coalesced_calls.hpp"
 #include "llmgate/pipeline/request_context.hpp"
 #include "llmgate/pipeline/request_scope.hpp"
 
@@ -51,19 +61,26 @@ class exact_cache_stage {
   static constexpr bool has_second_level = !std::is_same_v<SecondLevel, no_second_level>;
 
  public:
-  explicit exact_cache_stage(ExactCache& cache, SecondLevel second = {}) noexcept
-      : cache_(&cache), second_(std::move(second)) {}
+  /// `coalesced`: the table of calls in flight that identical misses wait
+  /// for, shared with other stages; null: every miss makes its own call.
+  explicit exact_cache_stage(ExactCache& cache, SecondLevel second = {}, coalesced_calls* coalesced = nullptr) noexcept
+      : cache_(&cache), second_(std::move(second)), coalesced_(coalesced) {}
 
   template <class Next>
   boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
+    const cache_directives control = context.cache_control;
+    if (!control.lookup && !control.store) co_return co_await next(request, context);
     exact_key key = cache_->make_key(scope_of(request, context), exact_text_of(request));
     cached_answer answer;
-    if (auto local = cache_->find(key)) {
+    if (!control.lookup) {
+      // no-cache: a fresh answer, stored in place of the one kept
+    } else if (auto local = cache_->find(key)) {
       answer = std::move(*local);
     } else if constexpr (has_second_level) {
       answer = co_await second_.find(key);
       if (answer) cache_->insert(key, answer, {.cost = answer->cost_usd});  // the next repeat stays here
     }
+    if (answer && !servable(answer, context)) answer = nullptr;  // older than the request's max-age
     if (answer) {
       context.cache = cache_outcome::exact;
       context.similarity = 1;
@@ -77,9 +94,16 @@ class exact_cache_stage {
       if (!context.streaming()) co_return cached_response(answer, context);
       co_return co_await serve_cached(answer, context);
     }
-    chat_response response = co_await next(request, context);
-    if (context.cache == cache_outcome::miss && is_cacheable(response)) {
-      auto fresh = std::make_shared<const chat_response>(response);
+    // Two statements, not `?:`: GCC 12 miscompiles co_await inside a conditional expression.
+    chat_response response;
+    if (coalesced_ && control.lookup) {
+      const auto executor = co_await boost::asio::this_coro::executor;
+      response = co_await coalesced_->answer(key, executor, request, context, next);
+    } else {
+      response = co_await next(request, context);
+    }
+    if (context.cache == cache_outcome::miss && control.store && is_cacheable(response)) {
+      cached_answer fresh = stored_answer(response);
       second_.store(key, fresh);
       cache_->insert(key, std::move(fresh), {.cost = response.cost_usd});
     } else if (context.cache == cache_outcome::semantic) {
@@ -105,6 +129,7 @@ class exact_cache_stage {
 
   ExactCache* cache_;
   [[no_unique_address]] SecondLevel second_;
+  coalesced_calls* coalesced_;
 };
 
 template <class ExactCache>
@@ -112,5 +137,8 @@ exact_cache_stage(ExactCache&) -> exact_cache_stage<ExactCache>;
 
 template <class ExactCache, ExactSecondLevel SecondLevel>
 exact_cache_stage(ExactCache&, SecondLevel) -> exact_cache_stage<ExactCache, SecondLevel>;
+
+template <class ExactCache, ExactSecondLevel SecondLevel>
+exact_cache_stage(ExactCache&, SecondLevel, coalesced_calls*) -> exact_cache_stage<ExactCache, SecondLevel>;
 
 }  // namespace llmgate::inline v0

@@ -4,6 +4,8 @@
 // headers, logs, metrics and feedback.
 #pragma once
 
+#include <chrono>       // std::chrono::seconds
+#include <cstdint>      // std::int64_t
 #include <functional>   // std::function
 #include <memory>       // std::shared_ptr
 #include <optional>     // std::optional
@@ -18,23 +20,47 @@ namespace llmgate::inline v0 {
 struct routing_decision;  // route/router.hpp: what a router stage chose, and why
 class preferences;        // route/preferences.hpp: how much a user cares about each quality
 
-/// Where an answer came from.
-enum class cache_outcome { miss, exact, semantic };
+/// Where an answer came from: a fresh call (miss), a cache, or another
+/// identical request's call that this one waited for (coalescing_stage.hpp).
+enum class cache_outcome { miss, exact, semantic, coalesced };
+
+/// How many cache_outcome values there are, for tables indexed by them.
+inline constexpr int cache_outcome_count = 4;
 
 constexpr std::string_view to_string(cache_outcome outcome) noexcept {
   switch (outcome) {
     case cache_outcome::exact: return "exact";
     case cache_outcome::semantic: return "semantic";
+    case cache_outcome::coalesced: return "coalesced";
     case cache_outcome::miss: break;
   }
   return "miss";
 }
+
+/// What a request allows the caches to do with it, as HTTP's
+/// Cache-Control says it for a request (RFC 9111, section 5.2.1): the
+/// default allows everything.
+struct cache_directives {
+  bool lookup = true;  ///< may be answered from a cache (false: no-cache, no-store)
+  bool store = true;   ///< its fresh answer may be stored (false: no-store)
+  /// Serve only answers younger than this (max-age); none: any age.
+  std::optional<std::chrono::seconds> max_age = {};
+
+  /// Whether an answer made at `created` (Unix seconds) may be served at `now`.
+  bool fresh_enough(std::int64_t created, std::int64_t now) const noexcept {
+    return !max_age || now - created < max_age->count();
+  }
+};
 
 /// Every member has a default, for designated initialisers:
 /// request_context context{.tenant = "acme"};
 struct request_context {
   // Set by the caller.
   std::string tenant = {};      ///< whose request: part of every cache scope
+  /// A partition of the tenant's cache the client named (empty: none);
+  /// part of every cache scope, so answers never cross namespaces.
+  std::string cache_namespace = {};
+  cache_directives cache_control = {};  ///< what the caches may do with this request
   chunk_handler on_chunk = {};  ///< set to stream: receives the answer piece by piece, cached or not
   /// A request's own preferences for a router stage (instead of the
   /// router's defaults); owned by the caller, alive while the pipeline runs.

@@ -159,20 +159,23 @@ inline std::string system_prompt_of(const chat_request& request) {
 }
 
 /// The scope a request's answer is cached in: never shared across tenants,
-/// models, answer-changing parameters or system prompts.
-inline cache_scope scope_of(const chat_request& request, std::string tenant) {
+/// models, answer-changing parameters, system prompts or cache namespaces.
+inline cache_scope scope_of(const chat_request& request, std::string tenant, std::string cache_namespace = {}) {
   return cache_scope({.tenant = std::move(tenant),
                       .model = request.model,
                       .parameters = generation_parameters_of(request).canonical(),
-                      .system_prompt = system_prompt_of(request)});
+                      .system_prompt = system_prompt_of(request),
+                      .cache_namespace = std::move(cache_namespace)});
 }
 
 /// The request's scope as the context keeps it for the cache stages, so
-/// that the second does not compute it again; computed anew when the model
-/// or tenant changed since (a router_stage between them picks the model).
+/// that the second does not compute it again; computed anew when the model,
+/// tenant or namespace changed since (a router_stage between them picks the
+/// model).
 inline const cache_scope& scope_of(const chat_request& request, request_context& context) {
-  if (!context.scope || context.scope->model() != request.model || context.scope->tenant() != context.tenant)
-    context.scope.emplace(scope_of(request, context.tenant));
+  if (!context.scope || context.scope->model() != request.model || context.scope->tenant() != context.tenant ||
+      context.scope->cache_namespace() != context.cache_namespace)
+    context.scope.emplace(scope_of(request, context.tenant, context.cache_namespace));
   return *context.scope;
 }
 

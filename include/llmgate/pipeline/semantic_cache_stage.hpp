@@ -19,6 +19,10 @@
 //       would make search() embed every request again under the lock.
 // An embedding that fails (the embeddings server down) makes a miss, and
 // the answer is then not stored: the cache could never find it.
+//
+// The request's cache directives are kept as the exact stage keeps them:
+// no-cache embeds and stores without searching, no-store skips the stage,
+// and a hit older than max-age is a miss.
 #pragma once
 
 #include <memory>       // std::make_shared
@@ -74,6 +78,8 @@ class semantic_cache_stage {
 
   template <class Next>
   boost::asio::awaitable<chat_response> handle(chat_request& request, request_context& context, Next& next) {
+    const cache_directives control = context.cache_control;
+    if (!control.lookup && !control.store) co_return co_await next(request, context);
     // The key is kept by value: a later stage may change the context's scope.
     const auto key = cache_->key(scope_of(request, context), conversation_of(request));
     looked_up_vector vector;
@@ -83,7 +89,18 @@ class semantic_cache_stage {
       embedding_result embedded = co_await embedder_.embed(key.text);
       vector = looked_up_vector::of(key.text, std::move(embedded.vector));
     }
-    auto found = cache_->search(key, std::move(vector));
+    typename SemanticCache::lookup_result found;
+    if (!control.lookup) {
+      found.request = std::move(vector);  // no-cache: not searched, stored with this vector
+    } else if (!control.max_age) {
+      found = cache_->search(key, std::move(vector));
+    } else {
+      found = cache_->search(key, vector);  // kept: a hit too old to serve is stored anew with it
+      if (found.outcome == lookup_outcome::hit && !servable(*found.answer, context)) {
+        found.outcome = lookup_outcome::miss;
+        found.request = std::move(vector);
+      }
+    }
     context.similarity = found.similarity;
     if (found.outcome == lookup_outcome::hit) {
       context.cache = cache_outcome::semantic;
@@ -96,9 +113,9 @@ class semantic_cache_stage {
     // A miss, or an explore (the policy wants a fresh answer to learn from): ask on.
     const bool embedded = own_embedder || !found.request.values.empty();
     chat_response response = co_await next(request, context);
-    if (context.cache == cache_outcome::miss && embedded && is_cacheable(response))
+    if (context.cache == cache_outcome::miss && control.store && embedded && is_cacheable(response))
       cache_->insert(std::move(found), key,  // the lookup's vector, not a second embedding
-                     std::make_shared<const chat_response>(response),
+                     stored_answer(response),
                      answer_cost{.prompt_tokens = response.usage.prompt_tokens,
                                  .completion_tokens = response.usage.completion_tokens,
                                  .usd = response.cost_usd});

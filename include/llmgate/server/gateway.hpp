@@ -49,6 +49,9 @@
 //                   hits as well; it needs no network, and its decision
 //                   (x-llmgate-model) stays true of the answer served;
 //   exact cache, semantic cache   (each may be switched off in the config);
+//                   an exact miss waits for an identical request's call
+//                   under way (pipeline/coalesced_calls.hpp) unless the
+//                   config's exact_cache.coalesce is false;
 //                   with a shared tier, a local exact miss asks it next, and
 //                   the tier copies the semantic cache's changes to the
 //                   other replicas (server/shared/shared_tier.hpp);
@@ -99,6 +102,7 @@
 #include <boost/asio/signal_set.hpp>              // boost::asio::signal_set
 #include <boost/beast/core/tcp_stream.hpp>        // boost::beast::tcp_stream
 
+#include "llmgate/pipeline/coalesced_calls.hpp"          // coalesced_calls
 #include "llmgate/pipeline/exact_cache_stage.hpp"        // exact_cache_stage
 #include "llmgate/pipeline/optional_stage.hpp"           // optional_stage
 #include "llmgate/pipeline/pipeline.hpp"                 // pipeline
@@ -259,7 +263,8 @@ class basic_gateway {
     std::optional<router_stage<gateway_router>> routing;
     if (g.router_) routing.emplace(*g.router_, router_stage_options{.aliases = g.config_.router->aliases});
     return pipeline_type(user..., optional_stage<router_stage<gateway_router>>(std::move(routing)),
-                         optional_stage(exact_cache_stage(g.caches_.exact(), g.shared_exact()), g.config_.exact_cache.enabled),
+                         optional_stage(exact_cache_stage(g.caches_.exact(), g.shared_exact(), g.coalesced()),
+                                        g.config_.exact_cache.enabled),
                          optional_stage(g.caches_.semantic().stage(embedder), g.config_.semantic_cache.enabled),
                          model_backend_stage(backends));
   }
@@ -279,6 +284,10 @@ class basic_gateway {
                          "e.g. llmgate::make_shared_tier); this program has none");
     return make(shared_tier_context{config, caches, log});
   }
+
+  // Whether exact misses wait for identical requests' calls.
+  bool coalescing() const noexcept { return config_.exact_cache.enabled && config_.exact_cache.coalesce; }
+  coalesced_calls* coalesced() noexcept { return coalescing() ? &coalesced_ : nullptr; }
 
   shared_exact_level shared_exact() noexcept {
     return {shared_ && config_.shared->exact ? shared_.get() : nullptr};
@@ -319,6 +328,13 @@ class basic_gateway {
         {"llmgate_exact_cache_entries", "Answers in the exact cache.", static_cast<double>(caches_.exact().size())},
         {"llmgate_semantic_cache_entries", "Answers in the semantic cache.",
          static_cast<double>(caches_.semantic().size())}};
+    if (coalescing()) {
+      const auto calls = coalesced_.stats();
+      now.insert(now.end(), {{"llmgate_coalesced_calls", "Upstream calls that identical requests wait for.",
+                              static_cast<double>(calls.calls)},
+                             {"llmgate_coalesced_waiting_requests", "Requests waiting for those calls.",
+                              static_cast<double>(calls.waiting)}});
+    }
     if (shared_) {
       const auto s = shared_->statistics();
       const auto count = [](std::uint64_t n) { return static_cast<double>(n); };
@@ -363,6 +379,10 @@ class basic_gateway {
                          {"applied_changes", s.applied_changes}, {"replication_lag_ms", s.replication_lag_ms}};
     }
     stats["admission"] = {{"active", admission_.active()}, {"queued", admission_.queued()}};
+    if (coalescing()) {
+      const auto calls = coalesced_.stats();
+      stats["coalescing"] = {{"calls", calls.calls}, {"waiting", calls.waiting}, {"coalesced", calls.coalesced}};
+    }
     boost::json::object prompts = gateway_metrics::prompt_json(*prompt_stats_);
     prompts["registered"] = prompt_schema_list(*schemas_);
     stats["prompts"] = std::move(prompts);
@@ -396,6 +416,7 @@ class basic_gateway {
   access_keys keys_;
   admission_gate admission_;
   feedback_registry feedback_;
+  coalesced_calls coalesced_;
   gateway_metrics metrics_;
   response_ids ids_;
   chat_services services_{};

@@ -10,6 +10,7 @@
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 
+#include "llmgate/http/trace_context.hpp"        // trace_context
 #include "llmgate/pipeline/request_context.hpp"  // cache_outcome
 
 namespace llmgate::inline v0 {
@@ -30,6 +31,7 @@ struct request_outcome {
   double saved_usd = 0;
   std::string_view model = {};  ///< the model a router chose (alive while the router is); empty: not routed
   std::string route = {};       ///< the router's reasons, for the log; empty: not routed or not logged
+  trace_context trace = {};     ///< the request's W3C trace, continued or begun by the gateway
 };
 
 }  // namespace llmgate::inline v0

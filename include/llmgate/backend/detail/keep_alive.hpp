@@ -7,13 +7,12 @@
 #pragma once
 
 #include <algorithm>    // std::min
-#include <cctype>       // std::tolower
-#include <charconv>     // std::from_chars
 #include <chrono>       // std::chrono::milliseconds, seconds
-#include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t
 #include <optional>     // std::optional
 #include <string_view>  // std::string_view
+
+#include "llmgate/http/header_parameters.hpp"  // for_each_header_parameter
 
 namespace llmgate::inline v0::detail {
 
@@ -27,33 +26,13 @@ struct keep_alive_hint {
 /// order and case, with or without spaces; other parameters and values
 /// that are not whole numbers are ignored.
 inline keep_alive_hint parse_keep_alive(std::string_view value) {
-  const auto trim = [](std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    return text;
-  };
-  const auto named = [](std::string_view name, std::string_view expected) {
-    if (name.size() != expected.size()) return false;
-    for (std::size_t i = 0; i < name.size(); ++i)
-      if (std::tolower(static_cast<unsigned char>(name[i])) != expected[i]) return false;
-    return true;
-  };
   keep_alive_hint hint;
-  while (!value.empty()) {
-    const std::size_t comma = value.find(',');
-    const std::string_view item = value.substr(0, comma);
-    value.remove_prefix(comma == std::string_view::npos ? value.size() : comma + 1);
-    const std::size_t equals = item.find('=');
-    if (equals == std::string_view::npos) continue;
-    const std::string_view name = trim(item.substr(0, equals));
-    std::string_view number = trim(item.substr(equals + 1));
-    if (number.size() >= 2 && number.front() == '"' && number.back() == '"') number = number.substr(1, number.size() - 2);
-    std::uint64_t parsed = 0;
-    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), parsed);
-    if (ec != std::errc() || end != number.data() + number.size() || number.empty()) continue;
-    if (named(name, "timeout")) hint.timeout = std::chrono::seconds(std::min<std::uint64_t>(parsed, 86'400));
-    else if (named(name, "max")) hint.max = parsed;
-  }
+  for_each_header_parameter(value, [&](const header_parameter& parameter) {
+    const std::optional<std::uint64_t> number = parameter.number();
+    if (!number) return;
+    if (parameter.is("timeout")) hint.timeout = std::chrono::seconds(std::min<std::uint64_t>(*number, 86'400));
+    else if (parameter.is("max")) hint.max = *number;
+  });
   return hint;
 }
 

@@ -205,8 +205,11 @@ auto decode_json_answer(std::string_view answer, const Decode& decode) -> declty
   return decode(value);
 }
 
-/// One model server: its base URL, the headers every request carries, and
-/// the client that talks to it. Every method throws backend_error only
+/// One model server: its base URL, the headers every request carries (and
+/// a chat request's trace headers, where a POST is given them), and the
+/// client that talks to it. (`trace` is a pointer, not a reference with a
+/// default: GCC 12 destroys a default argument's temporary twice when the
+/// call is co_awaited.) Every method throws backend_error only
 /// (cancellation aside).
 class upstream {
  public:
@@ -224,40 +227,42 @@ class upstream {
   /// decode(JSON answer); the llmgate::errors decode throws become
   /// backend_errors.
   template <class Decode>
-  auto post(std::string_view path, std::string body, Decode decode)
+  auto post(std::string_view path, std::string body, Decode decode, const trace_context* trace = nullptr)
       -> net::awaitable<decltype(decode(boost::json::value()))> {
-    return exchange(make_request(http::verb::post, path, std::move(body)), tree_decoder<Decode>{std::move(decode)});
+    return exchange(make_request(http::verb::post, path, std::move(body), trace),
+                    tree_decoder<Decode>{std::move(decode)});
   }
 
   /// post() of a JSON object, serialised now (not a coroutine: the
   /// object need not outlive the call).
   template <class Decode>
-  auto post(std::string_view path, const boost::json::object& body, Decode decode)
+  auto post(std::string_view path, const boost::json::object& body, Decode decode, const trace_context* trace = nullptr)
       -> net::awaitable<decltype(decode(boost::json::value()))> {
-    return post(path, boost::json::serialize(body), std::move(decode));
+    return post(path, boost::json::serialize(body), std::move(decode), trace);
   }
 
   /// post() for a decoder of the answer's text, decode(std::string_view),
   /// that reads it without a tree (or with decode_json_answer).
   template <class Decode>
-  auto post_text(std::string_view path, std::string body, Decode decode)
+  auto post_text(std::string_view path, std::string body, Decode decode, const trace_context* trace = nullptr)
       -> net::awaitable<decltype(decode(std::string_view()))> {
-    return exchange(make_request(http::verb::post, path, std::move(body)), std::move(decode));
+    return exchange(make_request(http::verb::post, path, std::move(body), trace), std::move(decode));
   }
 
   /// GETs base path + `path` and returns decode(JSON answer).
   template <class Decode>
   auto get(std::string_view path, Decode decode)
       -> net::awaitable<decltype(decode(boost::json::value()))> {
-    return exchange(make_request(http::verb::get, path, std::nullopt), tree_decoder<Decode>{std::move(decode)});
+    return exchange(make_request(http::verb::get, path, std::nullopt, nullptr), tree_decoder<Decode>{std::move(decode)});
   }
 
   /// POSTs `body` (JSON text) and hands each piece of the 2xx answer to
   /// `on_body`; exceptions on_body throws are converted like the client's own.
-  net::awaitable<void> post_streaming(std::string_view path, std::string body, body_handler on_body) {
+  net::awaitable<void> post_streaming(std::string_view path, std::string body, body_handler on_body,
+                                      const trace_context* trace = nullptr) {
     try {
       const auto response = co_await client_->send_streaming(
-          url_, make_request(http::verb::post, path, std::move(body)), std::move(on_body));
+          url_, make_request(http::verb::post, path, std::move(body), trace), std::move(on_body));
       if (response.result_int() / 100 != 2) throw upstream_failure(backend_, response);
     } catch (const backend_error&) {
       throw;
@@ -267,13 +272,18 @@ class upstream {
   }
 
  private:
-  http_request make_request(http::verb verb, std::string_view path, std::optional<std::string> body) const {
+  http_request make_request(http::verb verb, std::string_view path, std::optional<std::string> body,
+                            const trace_context* trace) const {
     std::string target;
     target.reserve(url_.path.size() + path.size());
     target.append(url_.path).append(path);
     http_request request(verb, target, 11);
     for (const auto& [name, value] : headers_) request.set(name, value);
     request.set(http::field::accept, "application/json, text/event-stream, application/x-ndjson");
+    if (trace && !trace->empty()) {
+      request.set("traceparent", trace->traceparent());
+      if (!trace->state.empty()) request.set("tracestate", trace->state);
+    }
     if (body) {
       request.set(http::field::content_type, "application/json");
       request.body() = std::move(*body);

@@ -1,6 +1,7 @@
 // The config's cache sections, each read and checked here:
 //
-//   "exact_cache":    enabled, max_entries, max_bytes, eviction, ttl_seconds
+//   "exact_cache":    enabled, max_entries, max_bytes, eviction, ttl_seconds,
+//                     coalesce (identical concurrent misses make one call)
 //   "semantic_cache": the same, and threshold, hnsw, embedder, verifier
 //   "snapshot":       directory (the tiers are loaded from it at start and
 //                     saved there on stop: caches/gateway_caches.hpp)
@@ -134,15 +135,20 @@ struct exact_cache_config {
   std::uint64_t max_entries = 100'000;
   std::uint64_t max_bytes = std::uint64_t{256} << 20;
   eviction_config eviction = {};
+  /// Identical requests that miss while one of them is being answered wait
+  /// for its call (pipeline/coalesced_calls.hpp).
+  bool coalesce = true;
 
   static exact_cache_config read(const boost::json::object& section, std::string_view where) {
     using read = detail::config_reader;
-    detail::only_known_keys(section, where, {"enabled", "max_entries", "max_bytes", "eviction", "ttl_seconds"});
+    detail::only_known_keys(section, where,
+                            {"enabled", "max_entries", "max_bytes", "eviction", "ttl_seconds", "coalesce"});
     exact_cache_config exact;
     exact.enabled = read::flag(section, "enabled", where, exact.enabled);
     exact.max_entries = read::count(section, "max_entries", where, exact.max_entries);
     exact.max_bytes = read::count(section, "max_bytes", where, exact.max_bytes);
     exact.eviction = eviction_config::read(section, where);
+    exact.coalesce = read::flag(section, "coalesce", where, exact.coalesce);
     return exact;
   }
   void check(std::string_view where) const {

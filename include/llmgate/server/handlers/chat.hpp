@@ -11,21 +11,30 @@
 // "auto" and the router's aliases when there is a router; 400 for an
 // embedding model), the request's own routing preferences read (header
 // x-llmgate-preferences, else the body's "llmgate_preferences", which is
-// not sent on; 400 when they cannot be read), and a place taken in the
-// admission gate (429 with Retry-After when full). The pipeline runs under
+// not sent on; 400 when they cannot be read), its cache directives and
+// namespace read (headers Cache-Control and x-llmgate-cache-namespace, else
+// the body's "llmgate_cache_control" and "llmgate_cache_namespace", which
+// are not sent on either; 400 when they cannot be read; see
+// server/http/cache_control.hpp), and a place taken in the admission gate
+// (429 with Retry-After when full). The pipeline runs under
 // the request timeout (504). Responses say what happened in
 // x-llmgate-cache, x-llmgate-similarity and x-llmgate-backend, and for a
 // routed request x-llmgate-model (the model chosen) and x-llmgate-route
-// (why, in short); the usage carries cost_usd, and saved_usd for a cached
+// (why, in short), and x-llmgate-cache-control and x-llmgate-cache-namespace
+// echo what the request asked of the caches; the usage carries cost_usd,
+// and saved_usd for a cached
 // answer; a stream ends with the usage chunk when the request's
 // stream_options.include_usage asks for it. The handler tells the session what the request did
 // (exchange::outcome); the session counts and logs every response once.
+// The request's W3C trace context (a client's traceparent continued, or a
+// trace begun; http/trace_context.hpp) goes upstream with it and into the
+// log, so that one request can be followed into a model server's logs.
 // A fresh answer to a PML prompt (not a cached one, streamed or not) gives
 // its usage to the gateway's prompt_statistics.
 //
 // The chat fields are read and written in four functions only:
 // parse_chat_body (with read_chat_request, which takes "pml" out),
-// take_preferences_field, saved_usd and completion_body.
+// take_field, saved_usd and completion_body.
 #pragma once
 
 #include <algorithm>    // std::find
@@ -41,6 +50,7 @@
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
 #include <boost/asio/this_coro.hpp>  // boost::asio::this_coro::reset_cancellation_state
+#include <boost/beast/core/string.hpp>  // boost::beast::iequals
 #include <boost/json/parse.hpp>      // boost::json::parse
 
 #include "llmgate/backend/backend_error.hpp"          // backend_error
@@ -53,6 +63,7 @@
 #include "llmgate/route/preferences.hpp"              // preferences
 #include "llmgate/route/router.hpp"                   // routing_decision
 #include "llmgate/server/http/admission.hpp"          // admission_gate
+#include "llmgate/server/http/cache_control.hpp"      // parse_cache_control, cache_control_text
 #include "llmgate/server/client_failure.hpp"          // client_failure_of
 #include "llmgate/server/gateway_config.hpp"          // gateway_config
 #include "llmgate/server/http/exchange.hpp"           // exchange, handler_result
@@ -93,7 +104,9 @@ class chat_handler {
   handler_result answer(exchange& e) {
     namespace http = boost::beast::http;
     const auto started = std::chrono::steady_clock::now();
-    request_outcome outcome{.tenant = *e.tenant};
+    const request_headers headers = request_headers::of(e.request);
+    request_outcome outcome{.tenant = *e.tenant,
+                            .trace = trace_context::continue_or_begin(headers.traceparent, headers.tracestate)};
     // The outcome goes to the session, whose record of the response feeds
     // the metrics and the log (session.hpp): record() for a streamed
     // answer, finish() for a whole one.
@@ -117,8 +130,9 @@ class chat_handler {
       co_return finish(error_response(http_status::bad_request,
                                       "`" + request.model + "` is an embedding model: ask /v1/embeddings, or a chat model here.",
                                       "invalid_request_error", "model_not_supported", "model"));
-    std::optional<preferences> wanted;
-    if (auto problem = read_preferences(e, request, wanted)) co_return finish(std::move(*problem));
+    request_settings settings;
+    if (auto problem = read_settings(headers, request, settings)) co_return finish(std::move(*problem));
+    request.trace = outcome.trace;
 
     const std::chrono::milliseconds timeout(s_.config->limits.request_timeout_ms);
     auto ticket = s_.admission->try_enter();  // a free place, most often: no wait, no coroutine frame
@@ -137,8 +151,10 @@ class chat_handler {
     const std::int64_t created = unix_now();
     const std::uint64_t answer_number = s_.ids->next();
     sse_stream sse(e.out, s_.ids->id(answer_number), created, e.keep_alive);
-    request_context context{.tenant = *e.tenant};
-    if (wanted) context.route_preferences = &*wanted;
+    request_context context{.tenant = *e.tenant,
+                            .cache_namespace = std::move(settings.cache_namespace),
+                            .cache_control = settings.cache_control};
+    if (settings.route_preferences) context.route_preferences = &*settings.route_preferences;
     if (request.stream) {
       context.on_chunk = [&](const chat_chunk& chunk) -> boost::asio::awaitable<void> {
         if (!sse.started()) {
@@ -221,20 +237,83 @@ class chat_handler {
     return router && std::find(router->aliases.begin(), router->aliases.end(), model) != router->aliases.end();
   }
 
-  // The request's own preferences: the header's, else the body field's
+  // The headers this handler reads, found in one pass over the request's
+  // fields rather than a lookup each.
+  struct request_headers {
+    std::string_view preferences, cache_control, cache_namespace, traceparent, tracestate;
+
+    static request_headers of(const http_request& request) {
+      request_headers found;
+      for (const auto& field : request) {
+        const std::string_view name(field.name_string().data(), field.name_string().size());
+        const std::string_view value(field.value().data(), field.value().size());
+        using namespace std::string_view_literals;
+        for (auto [wanted, into] : {std::pair{"x-llmgate-preferences"sv, &found.preferences},
+                                    std::pair{"cache-control"sv, &found.cache_control},
+                                    std::pair{"x-llmgate-cache-namespace"sv, &found.cache_namespace},
+                                    std::pair{"traceparent"sv, &found.traceparent},
+                                    std::pair{"tracestate"sv, &found.tracestate}})
+          if (name.size() == wanted.size() && boost::beast::iequals(name, wanted)) {
+            *into = value;
+            break;
+          }
+      }
+      return found;
+    }
+  };
+
+  // What a request asks of the gateway beside the chat: settings of
+  // llmgate's own, each a header or, for clients that cannot set headers,
+  // a body field.
+  struct request_settings {
+    std::optional<preferences> route_preferences;  ///< x-llmgate-preferences, llmgate_preferences
+    cache_directives cache_control;                ///< Cache-Control, llmgate_cache_control
+    std::string cache_namespace;                   ///< x-llmgate-cache-namespace, llmgate_cache_namespace
+  };
+
+  // Reads the request's settings, or returns the 400 naming the one that
+  // cannot be read.
+  static std::optional<http_response> read_settings(const request_headers& headers, chat_request& request,
+                                                    request_settings& settings) {
+    if (auto problem = read_setting(headers.preferences, request, "x-llmgate-preferences", "llmgate_preferences",
+                                    "invalid_preferences",
+                                    [&](std::string_view spec) { settings.route_preferences = preferences::parse(spec); }))
+      return problem;
+    if (auto problem = read_setting(headers.cache_control, request, "cache-control", "llmgate_cache_control",
+                                    "invalid_cache_control",
+                                    [&](std::string_view text) { settings.cache_control = parse_cache_control(text); }))
+      return problem;
+    return read_setting(headers.cache_namespace, request, "x-llmgate-cache-namespace", "llmgate_cache_namespace",
+                        "invalid_cache_namespace",
+                        [&](std::string_view name) {
+                          check_cache_namespace(name);
+                          settings.cache_namespace = name;
+                        });
+  }
+
+  // One setting: `read` is given the header's text (`sent`), else the body field's
   // (taken out of the request either way, so that it is neither sent on
-  // nor part of the cache scope); a 400 when they cannot be read.
-  std::optional<http_response> read_preferences(const exchange& e, chat_request& request,
-                                                std::optional<preferences>& wanted) const {
-    const std::string_view header = e.request["x-llmgate-preferences"];
-    const std::optional<std::string> field = take_preferences_field(request);
-    const std::string_view spec = !header.empty() ? header : field ? std::string_view(*field) : std::string_view();
-    if (spec.empty()) return std::nullopt;
+  // nor part of the cache scope), unless both are empty; it throws
+  // std::invalid_argument for a value it refuses.
+  template <class Read>
+  static std::optional<http_response> read_setting(std::string_view sent, chat_request& request, std::string_view header,
+                                                   std::string_view field_name, std::string_view code, Read read) {
+    const auto refuse = [&](const std::invalid_argument& problem, std::string_view param) {
+      return std::optional(error_response(http_status::bad_request, problem.what(), "invalid_request_error",
+                                          std::string(code), std::string(param)));
+    };
+    std::optional<std::string> field;
     try {
-      wanted = preferences::parse(spec);
+      field = take_field(request, field_name);
     } catch (const std::invalid_argument& problem) {
-      return error_response(http_status::bad_request, problem.what(), "invalid_request_error", "invalid_preferences",
-                            !header.empty() ? "x-llmgate-preferences" : "llmgate_preferences");
+      return refuse(problem, field_name);
+    }
+    const std::string_view text = !sent.empty() ? sent : field ? std::string_view(*field) : std::string_view();
+    if (text.empty()) return std::nullopt;
+    try {
+      read(text);
+    } catch (const std::invalid_argument& problem) {
+      return refuse(problem, !sent.empty() ? header : field_name);
     }
     return std::nullopt;
   }
@@ -254,17 +333,18 @@ class chat_handler {
     return std::nullopt;
   }
 
-  // The body's "llmgate_preferences", removed from the request's parameters.
-  static std::optional<std::string> take_preferences_field(chat_request& request) {
+  // The body's field `name` (one of llmgate's own), removed from the
+  // request's parameters: its string. Throws std::invalid_argument when
+  // it is not a string.
+  static std::optional<std::string> take_field(chat_request& request, std::string_view name) {
     auto& fields = request.parameters;
-    const auto found = std::find_if(fields.begin(), fields.end(),
-                                    [](const json_field& f) { return f.name == "llmgate_preferences"; });
+    const auto found = std::find_if(fields.begin(), fields.end(), [&](const json_field& f) { return f.name == name; });
     if (found == fields.end()) return std::nullopt;
     boost::system::error_code ec;
     const boost::json::value value = boost::json::parse(found->json, ec);
-    std::optional<std::string> spec(value.is_string() ? std::string(value.get_string()) : "?");  // "?": refused as unreadable
     fields.erase(found);
-    return spec;
+    if (!value.is_string()) throw std::invalid_argument("`" + std::string(name) + "` must be a string.");
+    return std::string(value.get_string());
   }
 
   // What a cached answer saved; none for a fresh one.
@@ -315,6 +395,9 @@ class chat_handler {
     set("x-llmgate-cache", to_string(context.cache));
     set("x-llmgate-similarity", std::string_view(similarity, static_cast<std::size_t>(end - similarity)));
     if (!context.backend.empty()) set("x-llmgate-backend", context.backend);
+    if (const std::string control = cache_control_text(context.cache_control); !control.empty())
+      set("x-llmgate-cache-control", std::string_view(control));
+    if (!context.cache_namespace.empty()) set("x-llmgate-cache-namespace", context.cache_namespace);
     if (context.route) {
       set("x-llmgate-model", context.route->model);
       const std::string summary = route_summary(*context.route);

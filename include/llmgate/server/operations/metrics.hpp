@@ -75,7 +75,7 @@ class gateway_metrics {
     family(out, "llmgate_chat_requests_total", "counter",
            "Chat completion requests answered, by tenant and cache outcome.");
     for (const auto& [name, t] : tenants_)
-      for (int outcome = 0; outcome < 3; ++outcome)
+      for (int outcome = 0; outcome < cache_outcome_count; ++outcome)
         line(out, "llmgate_chat_requests_total",
              "tenant=\"" + escape(name) + "\",cache=\"" +
                  std::string(to_string(static_cast<cache_outcome>(outcome))) + "\"",
@@ -150,7 +150,7 @@ class gateway_metrics {
       tenants.push_back(tenant_json(name, t));
       total.requests += t.requests;
       total.errors += t.errors;
-      for (int i = 0; i < 3; ++i) total.by_outcome[i] += t.by_outcome[i];
+      for (int i = 0; i < cache_outcome_count; ++i) total.by_outcome[i] += t.by_outcome[i];
       total.cost_usd += t.cost_usd;
       total.saved_usd += t.saved_usd;
     }
@@ -201,7 +201,7 @@ class gateway_metrics {
 
   struct tenant_counts {
     std::uint64_t requests = 0, errors = 0;
-    std::uint64_t by_outcome[3] = {0, 0, 0};  // indexed by cache_outcome
+    std::uint64_t by_outcome[cache_outcome_count] = {};  // indexed by cache_outcome
     std::uint64_t prompt_tokens = 0, completion_tokens = 0;
     double cost_usd = 0, saved_usd = 0;
     latency_histogram latency;
@@ -214,18 +214,18 @@ class gateway_metrics {
 
   static boost::json::object tenant_json(const std::string& name, const tenant_counts& t) {
     const auto answered = static_cast<double>(t.requests - t.errors);
-    const auto share = [&](cache_outcome o) {
-      return answered > 0 ? static_cast<double>(t.by_outcome[static_cast<int>(o)]) / answered : 0.0;
-    };
+    const auto count = [&](cache_outcome o) { return t.by_outcome[static_cast<int>(o)]; };
+    const auto share = [&](cache_outcome o) { return answered > 0 ? static_cast<double>(count(o)) / answered : 0.0; };
     return {{"name", name},
             {"requests", t.requests},
             {"errors", t.errors},
-            {"exact_hits", t.by_outcome[static_cast<int>(cache_outcome::exact)]},
-            {"semantic_hits", t.by_outcome[static_cast<int>(cache_outcome::semantic)]},
-            {"misses", t.by_outcome[static_cast<int>(cache_outcome::miss)]},
+            {"exact_hits", count(cache_outcome::exact)},
+            {"semantic_hits", count(cache_outcome::semantic)},
+            {"coalesced", count(cache_outcome::coalesced)},
+            {"misses", count(cache_outcome::miss)},
             {"exact_hit_rate", share(cache_outcome::exact)},
             {"semantic_hit_rate", share(cache_outcome::semantic)},
-            {"calls_saved", t.by_outcome[1] + t.by_outcome[2]},
+            {"calls_saved", t.requests - t.errors - count(cache_outcome::miss)},
             {"cost_usd", t.cost_usd},
             {"saved_usd", t.saved_usd},
             {"latency_ms", percentiles(t.latency)}};

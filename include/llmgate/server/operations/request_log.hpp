@@ -1,7 +1,8 @@
 // request_log: one JSON line per request the gateway answered, whatever
 // answered it (fed from the session's served_request, as the metrics are):
 // time, method, path, status, tenant, latency; for a chat request its
-// outcome (status, backend) and, once it reached the pipeline, the cache's
+// W3C trace (trace_id, the gateway's span_id, the client's parent_span_id
+// when it sent a traceparent), its outcome (status, backend) and, once it reached the pipeline, the cache's
 // verdict, tokens and cost. Never the prompt, the answer, a key or a query
 // string. Numbers are plain decimals ("time":1795692372.1728883,
 // "saved_usd":0.0), as every JSON the gateway writes. Lines from many
@@ -71,6 +72,14 @@ class request_log {
   // A chat request's own fields; the cache's and the money's only once it
   // reached the pipeline (a 400 for its body never looked at a cache).
   static void write_outcome(detail::json_appender& json, const served_request& s, const request_outcome& r) {
+    json.raw(",\"trace_id\":");
+    json.string(r.trace.trace_id());
+    json.raw(",\"span_id\":");
+    json.string(r.trace.span());
+    if (r.trace.parent_id != 0) {
+      json.raw(",\"parent_span_id\":");
+      json.string(r.trace.parent());
+    }
     if (r.status != s.status) {  // a stream that began with 200 and failed
       json.raw(",\"outcome_status\":");
       json.number(std::uint64_t{r.status});

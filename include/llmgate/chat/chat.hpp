@@ -26,7 +26,7 @@
 #include <utility>      // std::move
 #include <vector>       // std::vector
 
-#include "llmgate/http/trace_context.hpp"  // trace_context
+#include "llmgate/chat/trace_context.hpp"  // trace_context
 #include "llmgate/version.hpp"             // the inline versioned namespace
 
 namespace llmgate::inline v0 {

@@ -15,9 +15,10 @@
 // that goes just stops waiting. The request making the call keeps making
 // it while others wait: a cancellation (its client gone, its deadline
 // passed) is held back then, the call is taken out of the table so that no
-// one else joins it, and the request ends as cancelled once the answer is
-// in (the model servers' own timeouts bound how long that takes); alone,
-// it is cancelled at once, as any request. A failure reaches every waiter
+// one else joins it, and once the answer is in (the model servers' own
+// timeouts bound how long that takes) the request ends as its own client's
+// state says: a 504 past its deadline, nothing for a client that has gone.
+// Alone, it is cancelled at once, as any request. A failure reaches every waiter
 // as the same error (each throws a copy of its own).
 //
 // The request that made the call is its miss: charged, and stored by the
@@ -268,8 +269,8 @@ class coalesced_calls {
     // A cancellation is held back while others wait (cancel_through). The
     // filter stays with the coroutine after this call: once the call is
     // gone it lets a terminal cancellation through, as the default does.
-    // It holds only numbers and a pointer: GCC 12 destroys some temporaries
-    // of a co_await expression twice, harmless for these.
+    // It holds only numbers and a pointer, nothing a co_await temporary
+    // destroyed twice could corrupt (GCC 12 does that to some; upstream.hpp).
     co_await boost::asio::this_coro::reset_cancellation_state(
         [this, hash = hash_of(call->key()), serial = call->serial()](boost::asio::cancellation_type wanted) {
           wanted &= boost::asio::cancellation_type::terminal;

@@ -10,7 +10,7 @@
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 
-#include "llmgate/http/trace_context.hpp"        // trace_context
+#include "llmgate/chat/trace_context.hpp"        // trace_context
 #include "llmgate/pipeline/request_context.hpp"  // cache_outcome
 
 namespace llmgate::inline v0 {

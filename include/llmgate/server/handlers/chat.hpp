@@ -27,7 +27,7 @@
 // stream_options.include_usage asks for it. The handler tells the session what the request did
 // (exchange::outcome); the session counts and logs every response once.
 // The request's W3C trace context (a client's traceparent continued, or a
-// trace begun; http/trace_context.hpp) goes upstream with it and into the
+// trace begun; chat/trace_context.hpp) goes upstream with it and into the
 // log, so that one request can be followed into a model server's logs.
 // A fresh answer to a PML prompt (not a cached one, streamed or not) gives
 // its usage to the gateway's prompt_statistics.
@@ -57,6 +57,7 @@
 #include "llmgate/chat/chat.hpp"                      // chat_request, chat_response, chat_chunk, find_field
 #include "llmgate/wire/openai_wire.hpp"               // parse_chat_request, append_completion_body, usage_chunk_asked
 #include "llmgate/chat/request_error.hpp"             // request_error
+#include "llmgate/pipeline/cached_answer.hpp"         // unix_seconds_now
 #include "llmgate/pipeline/request_context.hpp"       // request_context
 #include "llmgate/prompt/prompt_statistics.hpp"       // prompt_statistics
 #include "llmgate/prompt/schema_registry.hpp"         // schema_registry
@@ -148,7 +149,7 @@ class chat_handler {
       co_return finish(std::move(response));
     }
 
-    const std::int64_t created = unix_now();
+    const std::int64_t created = unix_seconds_now();
     const std::uint64_t answer_number = s_.ids->next();
     sse_stream sse(e.out, s_.ids->id(answer_number), created, e.keep_alive);
     request_context context{.tenant = *e.tenant,
@@ -403,11 +404,6 @@ class chat_handler {
       const std::string summary = route_summary(*context.route);
       set("x-llmgate-route", std::string_view(summary));
     }
-  }
-
-  static std::int64_t unix_now() {
-    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
   }
 
   const chat_services& s_;

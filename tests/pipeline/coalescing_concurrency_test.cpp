@@ -151,6 +151,15 @@ net::awaitable<void> ask(test_pipeline& answer, request_context context, bool st
   out.done = true;
 }
 
+// Waits until every request has ended; false after ten seconds.
+bool all_done(const std::vector<result>& results) {
+  return eventually([&] {
+    for (const auto& r : results)
+      if (!r.done) return false;
+    return true;
+  });
+}
+
 // Two io threads, each with its pipeline over `calls`, as the gateway's workers.
 struct two_workers {
   two_workers() {
@@ -199,11 +208,7 @@ BOOST_AUTO_TEST_CASE(fifty_identical_misses_make_one_call_and_get_one_answer) {
   BOOST_TEST_REQUIRE(eventually([&] { return workers.calls.stats().waiting == 49; }));
   BOOST_TEST(workers.calls.stats().calls == 1u);
   workers.held.open();
-  BOOST_TEST_REQUIRE(eventually([&] {
-    for (auto& r : results)
-      if (!r.done) return false;
-    return true;
-  }));
+  BOOST_TEST_REQUIRE(all_done(results));
   BOOST_TEST(workers.model_calls == 1);
   int misses = 0, coalesced = 0;
   for (auto& r : results) {
@@ -243,11 +248,7 @@ BOOST_AUTO_TEST_CASE(a_stream_joined_midway_is_relayed_from_its_start) {
   for (int i = 25; i < 50; ++i) workers.spawn(i, {.tenant = "acme"}, i % 3 != 0, results[i]);  // some whole
   BOOST_TEST_REQUIRE(eventually([&] { return workers.calls.stats().waiting == 49; }));
   workers.held.open();
-  BOOST_TEST_REQUIRE(eventually([&] {
-    for (auto& r : results)
-      if (!r.done) return false;
-    return true;
-  }));
+  BOOST_TEST_REQUIRE(all_done(results));
   BOOST_TEST(workers.model_calls == 1);
   for (int i = 0; i < 50; ++i) {
     const bool streamed = i < 25 || i % 3 != 0;
@@ -268,11 +269,7 @@ BOOST_AUTO_TEST_CASE(other_tenants_and_namespaces_and_no_cache_requests_never_jo
   BOOST_TEST_REQUIRE(eventually([&] { return workers.model_calls == 4; }));
   BOOST_TEST(workers.calls.stats().calls == 3u);  // the no-cache request's call is its own
   workers.held.open();
-  BOOST_TEST_REQUIRE(eventually([&] {
-    for (auto& r : results)
-      if (!r.done) return false;
-    return true;
-  }));
+  BOOST_TEST_REQUIRE(all_done(results));
   BOOST_TEST(workers.model_calls == 4);
   for (int i = 0; i < 4; ++i) BOOST_TEST((results[i].cache == cache_outcome::miss));
   BOOST_TEST((results[4].cache == cache_outcome::coalesced));
@@ -285,11 +282,7 @@ BOOST_AUTO_TEST_CASE(a_failure_reaches_every_waiter_as_the_same_error) {
   for (int i = 0; i < 10; ++i) workers.spawn(i, {.tenant = "acme"}, i % 2 == 0, results[i]);
   BOOST_TEST_REQUIRE(eventually([&] { return workers.calls.stats().waiting == 9; }));
   workers.held.open();
-  BOOST_TEST_REQUIRE(eventually([&] {
-    for (auto& r : results)
-      if (!r.done) return false;
-    return true;
-  }));
+  BOOST_TEST_REQUIRE(all_done(results));
   BOOST_TEST(workers.model_calls == 1);
   for (auto& r : results) {
     BOOST_TEST(r.failure.starts_with("upstream said 500"));
@@ -335,11 +328,7 @@ BOOST_AUTO_TEST_CASE(the_call_outlives_its_callers_hang_up_while_others_wait) {
   workers.spawn(3, {.tenant = "acme"}, false, results[3]);
   BOOST_TEST_REQUIRE(eventually([&] { return workers.model_calls == 2; }));
   workers.held.open();
-  BOOST_TEST_REQUIRE(eventually([&] {
-    for (auto& r : results)
-      if (!r.done) return false;
-    return true;
-  }));
+  BOOST_TEST_REQUIRE(all_done(results));
   BOOST_TEST(workers.model_cancelled == 0);
   BOOST_TEST(results[1].streamed == "one two three");
   BOOST_TEST(results[2].response.content == "one two three");

@@ -42,15 +42,18 @@ inline gateway_config shared_config_for(std::uint16_t port, std::string replica)
 }
 
 struct shared_replica {
-  /// Builds the caches and the tier (which connects and may adopt a
-  /// snapshot). Throws as the tier does.
-  explicit shared_replica(gateway_config configured)
+  /// Builds the caches, the tenants' spending (measured by `spending_clock`)
+  /// and the tier (which connects and may adopt a snapshot). Throws as the
+  /// tier does.
+  explicit shared_replica(gateway_config configured, wall_clock spending_clock = {})
       : config(std::move(configured)), caches(config, cache_clock{}, log),
-        tier(std::make_unique<llmgate::redis_shared_tier>(shared_tier_context{config, caches, log})) {}
+        spending(config.tenants, std::move(spending_clock)),
+        tier(std::make_unique<llmgate::redis_shared_tier>(shared_tier_context{config, caches, spending, log})) {}
 
   gateway_config config;
   request_log log{false, nullptr};
   gateway_caches caches;
+  spending_ledger spending;
   std::unique_ptr<llmgate::redis_shared_tier> tier;
 
   gateway_hashing_cache& semantic() { return *caches.semantic().hashing(); }

@@ -521,6 +521,39 @@ BOOST_AUTO_TEST_CASE(files_that_are_missing_or_not_json_are_named) {
   });
 }
 
+// A tenant's budget and rate limits: read as written, none by default,
+// each mistake refused by its path.
+BOOST_AUTO_TEST_CASE(a_tenants_budget_and_rate_limits_read_as_written_and_refuse_mistakes_by_name) {
+  const auto config = gateway_config::from_json(boost::json::parse(with("tenants", R"([
+    {"name": "acme", "api_key": "a", "budget": {"usd": 25.5, "period": "7d"},
+     "rate_limits": {"requests_per_minute": 600, "output_tokens_per_minute": 40000}},
+    {"name": "dev", "api_key": "d"}])")));
+  const auto& acme = config.tenants[0].limits;
+  BOOST_TEST(acme.budget_usd == 25.5);
+  BOOST_TEST_REQUIRE(acme.budget_period.has_value());
+  BOOST_TEST(acme.budget_period->text() == "7d");
+  BOOST_TEST(acme.requests_per_minute == 600u);
+  BOOST_TEST(acme.input_tokens_per_minute == 0u);
+  BOOST_TEST(acme.output_tokens_per_minute == 40000u);
+  BOOST_TEST(!config.tenants[1].limits.any());
+
+  const auto tenant_with = [](const std::string& fields) {
+    return with("tenants", R"([{"name": "acme", "api_key": "a", )" + fields + "}]");
+  };
+  refused_with(tenant_with(R"("budget": {"usd": 5, "period": "week"})"),
+               "config: tenants[0].budget.period must be \"day\", \"month\" or a duration such as \"12h\", "
+               "\"7d\", \"90m\" or \"3600s\" (not \"week\")");
+  refused_with(tenant_with(R"("budget": {"period": "day"})"),
+               "config: tenants[0].budget.usd must be a number of US dollars above 0");
+  refused_with(tenant_with(R"("budget": {"usd": 5, "period": "day", "currency": "EUR"})"),
+               "config: tenants[0].budget.currency is not a known key (known: usd, period)");
+  refused_with(tenant_with(R"("rate_limits": {"output_token_per_minute": 5})"),
+               "config: tenants[0].rate_limits.output_token_per_minute is not a known key; did you mean "
+               "output_tokens_per_minute?");
+  refused_with(tenant_with(R"("rate_limits": {"requests_per_minute": -1})"),
+               "config: tenants[0].rate_limits.requests_per_minute must be a non-negative integer");
+}
+
 // The shared tier's section: read as written, defaults where left out,
 // each mistake refused by its path.
 BOOST_AUTO_TEST_CASE(the_shared_section_reads_as_written_and_refuses_mistakes_by_name) {

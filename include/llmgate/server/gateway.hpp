@@ -136,6 +136,7 @@
 #include "llmgate/server/operations/served_request.hpp"  // served_request
 #include "llmgate/server/http/session.hpp"               // session
 #include "llmgate/server/shared/shared_tier.hpp"         // shared_tier, shared_exact_level
+#include "llmgate/server/spending/spending_ledger.hpp"  // spending_ledger, wall_clock
 #include "llmgate/server/caches/gateway_caches.hpp"      // gateway_caches
 
 namespace llmgate::inline v0 {
@@ -145,6 +146,8 @@ struct gateway_parts {
   backend_registry backends = backend_registry::builtin();  ///< the backend kinds it can make
   std::FILE* log = stderr;                                  ///< request and event lines; nullptr: none
   cache_clock clock = {};  ///< what cache lifetimes (ttl_seconds) are measured by; a test's may be moved
+  /// What budget periods and per-minute limits are measured by; a test's may be moved.
+  wall_clock spending_clock = {};
   /// Makes the tier of the config's "shared" section (llmgate::make_shared_tier,
   /// llmgate/server/shared/redis_shared_tier.hpp); none: a config with "shared" is refused.
   shared_tier_factory shared = {};
@@ -203,6 +206,8 @@ class basic_gateway {
   schema_registry& prompt_schemas() noexcept { return *schemas_; }
   /// How much of each PML module the model servers reused.
   const prompt_statistics& prompt_stats() const noexcept { return *prompt_stats_; }
+  /// What each tenant with spending limits spent.
+  spending_ledger& spending() noexcept { return spending_; }
 
  private:
   // What a worker owns: its models' backends (on its connection pool),
@@ -277,12 +282,27 @@ class basic_gateway {
   // The tier of the config's "shared" section, made by the program's
   // factory; throws config_error when the program gave none.
   static std::unique_ptr<shared_tier> made_shared_tier(const gateway_config& config, const shared_tier_factory& make,
-                                                       gateway_caches& caches, request_log& log) {
+                                                       gateway_caches& caches, spending_ledger& spending,
+                                                       request_log& log) {
     if (!config.shared) return nullptr;
     if (!make)
       throw config_error("config: shared needs a gateway built with a shared tier (gateway_parts::shared, "
                          "e.g. llmgate::make_shared_tier); this program has none");
-    return make(shared_tier_context{config, caches, log});
+    return make(shared_tier_context{config, caches, spending, log});
+  }
+
+  static std::filesystem::path spending_file(const gateway_config& config) {
+    return *config.snapshot.directory / "spending.snapshot";
+  }
+
+  // What the tenants with spending limits spent before a restart; before
+  // the shared tier starts syncing it.
+  void load_spending() {
+    if (config_.snapshot.directory && !spending_.empty())
+      load_snapshot(spending_file(config_), "spending", log_, [&](const auto& path) {
+        spending_.load(path);
+        return spending_.tenants();
+      });
   }
 
   // Whether exact misses wait for identical requests' calls.
@@ -328,6 +348,22 @@ class basic_gateway {
         {"llmgate_exact_cache_entries", "Answers in the exact cache.", static_cast<double>(caches_.exact().size())},
         {"llmgate_semantic_cache_entries", "Answers in the semantic cache.",
          static_cast<double>(caches_.semantic().size())}};
+    // Each family's lines together: limits, then what they hold, then refusals.
+    gateway_metrics::gauges limits, used, refused;
+    spending_.each_limit([&](std::string_view tenant, spending_measure limit, double allowed, double holds,
+                             std::uint64_t refusals) {
+      const std::string labels = "tenant=\"" + gateway_metrics::escape(tenant) + "\",limit=\"" +
+                                 std::string(limit_name(limit)) + "\"";
+      limits.push_back({"llmgate_tenant_limit",
+                        "Tenants' spending limits: US dollars per budget period, requests or tokens per minute.",
+                        allowed, "gauge", labels});
+      used.push_back({"llmgate_tenant_limit_used",
+                      "What each tenant's limit counts now: the budget period's spending, or the last minute's.",
+                      holds, "gauge", labels});
+      refused.push_back({"llmgate_tenant_limit_refusals_total", "Requests each tenant's limit refused.",
+                         static_cast<double>(refusals), "counter", labels});
+    });
+    for (auto* part : {&limits, &used, &refused}) now.insert(now.end(), part->begin(), part->end());
     if (coalescing()) {
       const auto calls = coalesced_.stats();
       now.insert(now.end(), {{"llmgate_coalesced_calls", "Upstream calls that identical requests wait for.",
@@ -379,6 +415,7 @@ class basic_gateway {
                          {"applied_changes", s.applied_changes}, {"replication_lag_ms", s.replication_lag_ms}};
     }
     stats["admission"] = {{"active", admission_.active()}, {"queued", admission_.queued()}};
+    if (!spending_.empty()) stats["spending"] = spending_.statistics();
     if (coalescing()) {
       const auto calls = coalesced_.stats();
       stats["coalescing"] = {{"calls", calls.calls}, {"waiting", calls.waiting}, {"coalesced", calls.coalesced}};
@@ -410,7 +447,8 @@ class basic_gateway {
   backend_registry registry_;
   request_log log_;
   gateway_caches caches_;
-  std::unique_ptr<shared_tier> shared_;  // after the caches it observes (and may load), gone before them
+  spending_ledger spending_;
+  std::unique_ptr<shared_tier> shared_;  // after the caches it observes (and may load) and the spending it syncs
   std::unique_ptr<gateway_router> router_;
   model_index models_;
   access_keys keys_;
@@ -441,7 +479,8 @@ basic_gateway<UserStages...>::basic_gateway(gateway_config config, gateway_parts
       registry_(watched(std::move(parts.backends), health_, prompt_stats_)),
       log_(config_.log.requests, parts.log),
       caches_(config_, std::move(parts.clock), log_),
-      shared_(made_shared_tier(config_, parts.shared, caches_, log_)),
+      spending_(config_.tenants, std::move(parts.spending_clock)),
+      shared_(made_shared_tier(config_, parts.shared, caches_, spending_, log_)),
       router_(make_gateway_router(config_)),
       models_(config_),
       keys_(config_.tenants, config_.admin),
@@ -449,7 +488,9 @@ basic_gateway<UserStages...>::basic_gateway(gateway_config config, gateway_parts
       stages_(std::move(stages)...),
       listener_(config_.listen.threads, {.max_connections = config_.limits.max_connections,
                                   .max_connections_per_address = config_.limits.max_connections_per_address}) {
-  services_ = {&config_, &models_, &admission_, &feedback_, &metrics_, &log_, &ids_, schemas_.get(), prompt_stats_.get()};
+  load_spending();
+  services_ = {&config_, &models_, &admission_, &feedback_, &metrics_, &log_, &ids_, schemas_.get(), prompt_stats_.get(),
+               &spending_};
   session_options_.max_body_bytes = config_.limits.max_body_bytes;
   session_options_.max_header_bytes = static_cast<std::uint32_t>(config_.limits.max_header_bytes);
   session_options_.idle_timeout = std::chrono::milliseconds(config_.limits.idle_timeout_ms);
@@ -493,8 +534,10 @@ template <class... UserStages>
 void basic_gateway<UserStages...>::stop(std::chrono::milliseconds drain) {
   if (!listener_.stop(drain)) return;
   refresher_ = {};  // asks it to stop and joins it: a re-embedding under way finishes first
-  if (shared_) shared_->stop(std::chrono::seconds(2));
+  if (shared_) shared_->stop(std::chrono::seconds(2));  // this replica's last spending sent first
   caches_.save();
+  if (config_.snapshot.directory && !spending_.empty())
+    log_snapshot_saved(log_, "spending", spending_.save(spending_file(config_)), spending_.tenants());
   log_.event("stopped");
 }
 

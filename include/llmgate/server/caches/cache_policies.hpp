@@ -6,44 +6,21 @@
 #pragma once
 
 #include <algorithm>  // std::min
-#include <atomic>     // std::atomic (the clock's offset)
 #include <chrono>     // std::chrono::steady_clock
 #include <cstdint>    // std::uint32_t
-#include <memory>     // std::shared_ptr
 #include <optional>   // std::optional
 
 #include "llmgate/cache/configured_threshold.hpp"  // configured_threshold
 #include "llmgate/cache/eviction/configured.hpp"   // basic_configured_eviction, eviction_kind_named
 #include "llmgate/cache/eviction/ttl.hpp"          // SteadyClock
-#include "llmgate/error.hpp"                       // llmgate::error
+#include "llmgate/detail/adjustable_clock.hpp"     // detail::adjustable_clock
 #include "llmgate/config/config_error.hpp"         // config_error
 #include "llmgate/server/caches/cache_config.hpp"  // eviction_config, threshold_config
 
 namespace llmgate::inline v0 {
 
-/// Steady time plus an offset that only moves forward; copies share it.
-struct cache_clock {
-  using duration = std::chrono::steady_clock::duration;
-  using rep = duration::rep;
-  using period = duration::period;
-  using time_point = std::chrono::steady_clock::time_point;
-  static constexpr bool is_steady = true;
-
-  /// A clock a test can move (advance); a default one cannot.
-  static cache_clock adjustable() { return cache_clock{std::make_shared<std::atomic<rep>>(0)}; }
-
-  time_point now() const noexcept {
-    const auto t = std::chrono::steady_clock::now();
-    return offset ? t + duration(offset->load(std::memory_order_relaxed)) : t;
-  }
-  /// Moves an adjustable clock forward by `by`.
-  void advance(duration by) const {
-    if (!offset) throw error(errc::invalid_request, "cache_clock: only an adjustable() clock can be moved");
-    offset->fetch_add(by.count(), std::memory_order_relaxed);
-  }
-
-  std::shared_ptr<std::atomic<rep>> offset = {};
-};
+/// Steady time, which a test may move forward (detail::adjustable_clock).
+using cache_clock = detail::adjustable_clock<std::chrono::steady_clock>;
 static_assert(SteadyClock<cache_clock>);
 
 using gateway_eviction = basic_configured_eviction<cache_clock>;

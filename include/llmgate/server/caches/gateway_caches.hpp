@@ -47,6 +47,31 @@ namespace llmgate::inline v0 {
 
 using gateway_exact_cache = exact_cache<cached_answer, gateway_eviction>;
 
+/// Loads the snapshot at `path`, when there is one, with `load(path)`
+/// (which returns the entries it holds, for the log line); a file that
+/// cannot be read is moved aside (renamed *.unreadable) with a log line,
+/// and what it held starts empty. `what` names it in the log ("exact").
+template <class Load>
+void load_snapshot(const std::filesystem::path& path, std::string_view what, request_log& log, Load load) {
+  if (!std::filesystem::exists(path)) return;
+  try {
+    const std::size_t entries = load(path);
+    log.event("snapshot_loaded", {{"cache", what}, {"entries", entries}});
+  } catch (const std::exception& e) {
+    auto aside = path;
+    aside += ".unreadable";
+    std::error_code ignored;
+    std::filesystem::rename(path, aside, ignored);
+    log.event("snapshot_unreadable", {{"cache", what}, {"error", e.what()}, {"moved_to", aside.string()}});
+  }
+}
+
+/// The log line of a snapshot saved (or not: `problem`).
+inline void log_snapshot_saved(request_log& log, std::string_view what, std::error_code problem, std::size_t entries) {
+  if (problem) log.event("snapshot_failed", {{"cache", what}, {"error", problem.message()}});
+  else log.event("snapshot_saved", {{"cache", what}, {"entries", entries}});
+}
+
 class gateway_caches {
  public:
   /// Builds or loads both tiers. Throws llmgate::error naming the config
@@ -65,12 +90,8 @@ class gateway_caches {
     if (!config_.snapshot.directory) return;
     std::error_code ec;
     std::filesystem::create_directories(*config_.snapshot.directory, ec);
-    const auto saved = [&](std::string_view cache, std::error_code problem, std::size_t entries) {
-      if (problem) log_.event("snapshot_failed", {{"cache", cache}, {"error", problem.message()}});
-      else log_.event("snapshot_saved", {{"cache", cache}, {"entries", entries}});
-    };
-    saved("exact", exact_->save(path_of("exact")), exact_->size());
-    saved("semantic", semantic_.save(path_of(semantic_file())), semantic_.size());
+    log_snapshot_saved(log_, "exact", exact_->save(path_of("exact")), exact_->size());
+    log_snapshot_saved(log_, "semantic", semantic_.save(path_of(semantic_file())), semantic_.size());
   }
 
   /// Replaces the semantic cache with the one `bytes` hold (what
@@ -154,25 +175,16 @@ class gateway_caches {
   gateway_eviction semantic_eviction() const { return eviction_of(config_.semantic_cache.eviction, clock_); }
   default_index_factory graphs() const { return default_index_factory{config_.semantic_cache.hnsw}; }
 
-  // Loads a snapshot with `load`, or makes an empty cache with `make`; a
-  // file that cannot be read is kept beside, renamed, for inspection.
+  // Loads a snapshot with `load`, or makes an empty cache with `make`.
   template <class Cache, class Load, class Make>
   std::unique_ptr<Cache> load_or_make(std::string_view cache, Load load, Make make) {
-    if (config_.snapshot.directory && std::filesystem::exists(path_of(cache))) {
-      const auto path = path_of(cache);
-      try {
-        std::unique_ptr<Cache> loaded(new Cache(load(path)));
-        log_.event("snapshot_loaded", {{"cache", cache}, {"entries", loaded->size()}});
-        return loaded;
-      } catch (const std::exception& e) {
-        auto aside = path;
-        aside += ".unreadable";
-        std::error_code ignored;
-        std::filesystem::rename(path, aside, ignored);
-        log_.event("snapshot_unreadable", {{"cache", cache}, {"error", e.what()}, {"moved_to", aside.string()}});
-      }
-    }
-    return std::unique_ptr<Cache>(new Cache(make()));
+    std::unique_ptr<Cache> loaded;
+    if (config_.snapshot.directory)
+      load_snapshot(path_of(cache), cache, log_, [&](const auto& path) {
+        loaded.reset(new Cache(load(path)));
+        return loaded->size();
+      });
+    return loaded ? std::move(loaded) : std::unique_ptr<Cache>(new Cache(make()));
   }
 
   std::unique_ptr<gateway_exact_cache> load_exact() {

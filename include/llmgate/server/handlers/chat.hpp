@@ -15,9 +15,10 @@
 // namespace read (headers Cache-Control and x-llmgate-cache-namespace, else
 // the body's "llmgate_cache_control" and "llmgate_cache_namespace", which
 // are not sent on either; 400 when they cannot be read; see
-// server/http/cache_control.hpp), and a place taken in the admission gate
-// (429 with Retry-After when full). The pipeline runs under
-// the request timeout (504). Responses say what happened in
+// server/http/cache_control.hpp), the tenant's spending limits checked
+// (429 naming the limit, with Retry-After: spending/spending_ledger.hpp),
+// and a place taken in the admission gate (429 with Retry-After when
+// full). The pipeline runs under the request timeout (504). Responses say what happened in
 // x-llmgate-cache, x-llmgate-similarity and x-llmgate-backend, and for a
 // routed request x-llmgate-model (the model chosen) and x-llmgate-route
 // (why, in short), and x-llmgate-cache-control and x-llmgate-cache-namespace
@@ -30,7 +31,8 @@
 // trace begun; chat/trace_context.hpp) goes upstream with it and into the
 // log, so that one request can be followed into a model server's logs.
 // A fresh answer to a PML prompt (not a cached one, streamed or not) gives
-// its usage to the gateway's prompt_statistics.
+// its usage to the gateway's prompt_statistics; a fresh answer's cost and
+// tokens are charged to its tenant's spending.
 //
 // The chat fields are read and written in four functions only:
 // parse_chat_body (with read_chat_request, which takes "pml" out),
@@ -61,6 +63,7 @@
 #include "llmgate/pipeline/request_context.hpp"       // request_context
 #include "llmgate/prompt/prompt_statistics.hpp"       // prompt_statistics
 #include "llmgate/prompt/schema_registry.hpp"         // schema_registry
+#include "llmgate/prompt/tokenizer.hpp"               // estimated_tokenizer
 #include "llmgate/route/preferences.hpp"              // preferences
 #include "llmgate/route/router.hpp"                   // routing_decision
 #include "llmgate/server/http/admission.hpp"          // admission_gate
@@ -77,6 +80,8 @@
 #include "llmgate/server/http/responses.hpp"          // json_response, error_response
 #include "llmgate/server/routing/gateway_router.hpp"  // route_summary
 #include "llmgate/server/http/sse_stream.hpp"         // sse_stream
+#include "llmgate/server/spending/spending_ledger.hpp"  // spending_ledger
+#include "llmgate/server/spending/spending_refusal_response.hpp"  // spending_refusal_response
 
 namespace llmgate::inline v0 {
 
@@ -91,6 +96,7 @@ struct chat_services {
   response_ids* ids;
   const schema_registry* schemas = nullptr;  ///< the PML schemas; null: none
   prompt_statistics* prompts = nullptr;      ///< fed with fresh PML answers' usage; null: none
+  spending_ledger* spending = nullptr;       ///< the tenants' spending limits; null: none
 };
 
 /// Pipeline: the worker's pipeline (pipeline.hpp), alive while the handler is.
@@ -134,6 +140,7 @@ class chat_handler {
     request_settings settings;
     if (auto problem = read_settings(headers, request, settings)) co_return finish(std::move(*problem));
     request.trace = outcome.trace;
+    if (auto refused = over_spending_limit(*e.tenant, request)) co_return finish(std::move(*refused));
 
     const std::chrono::milliseconds timeout(s_.config->limits.request_timeout_ms);
     auto ticket = s_.admission->try_enter();  // a free place, most often: no wait, no coroutine frame
@@ -212,6 +219,8 @@ class chat_handler {
     if (request.layout && context.cache == cache_outcome::miss && s_.prompts)
       s_.prompts->record(*request.layout, response.usage);
     if (context.feedback) s_.feedback->remember(answer_number, *e.tenant, std::move(context.feedback));
+    if (context.cache == cache_outcome::miss && limits_spending())
+      s_.spending->charge(*e.tenant, response.cost_usd, response.usage.prompt_tokens, response.usage.completion_tokens);
     if (request.stream) {
       if (!sse.started()) {  // an answer with nothing to stream
         outcome_headers(context, [&](auto name, auto value) { sse.header(name, value); });
@@ -226,6 +235,20 @@ class chat_handler {
     outcome_headers(context, [&](auto name, auto value) { reply.set(name, value); });
     co_return finish(std::move(reply));
   }
+
+  // The 429 of a request its tenant's spending limits refuse (counted as
+  // one request when they admit it); none for a tenant without limits.
+  std::optional<http_response> over_spending_limit(const std::string& tenant, const chat_request& request) const {
+    if (!limits_spending()) return std::nullopt;
+    std::uint64_t prompt_tokens = 0;
+    if (s_.spending->counts_input(tenant))
+      for (const auto& message : request.messages) prompt_tokens += estimated_tokenizer{}.count(message.content);
+    const auto refused = s_.spending->admit(tenant, prompt_tokens);
+    if (!refused) return std::nullopt;
+    return spending_refusal_response(tenant, *refused, s_.spending->now());
+  }
+
+  bool limits_spending() const noexcept { return s_.spending && !s_.spending->empty(); }
 
   bool embedding_model(const std::string& model) const {
     const model_config* configured = s_.config->find_model(model);

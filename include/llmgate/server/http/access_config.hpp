@@ -1,6 +1,7 @@
 // The config's "tenants" and "admin" sections: who may call the gateway
 // and with which key (http/access.hpp checks the keys), read and checked
-// here. Keys come from the environment variables the file names
+// here, with each tenant's spending limits (spending/spending_limits.hpp).
+// Keys come from the environment variables the file names
 // (api_key_env), so that the file can be shared; a literal api_key is
 // taken for development. Keys are never logged.
 #pragma once
@@ -16,6 +17,7 @@
 
 #include "llmgate/config/config_reader.hpp"  // config_reader, refuse, only_known_keys
 #include "llmgate/detail/name_set.hpp"       // name_set, string_hash
+#include "llmgate/server/spending/spending_limits.hpp"  // spending_limits
 #include "llmgate/version.hpp"               // the inline versioned namespace
 
 namespace llmgate::inline v0 {
@@ -23,6 +25,7 @@ namespace llmgate::inline v0 {
 struct tenant_config {
   std::string name;
   std::string api_key;  ///< from api_key_env or api_key; never logged
+  spending_limits limits = {};  ///< "budget" and "rate_limits"; none by default
 
   /// The "tenants" list at `where`.
   static std::vector<tenant_config> read_list(const boost::json::array& list, std::string_view where) {
@@ -31,8 +34,9 @@ struct tenant_config {
     for (std::size_t i = 0; i < list.size(); ++i) {
       const std::string entry_path = std::string(where) + "[" + std::to_string(i) + "]";
       const auto& entry = read::object_at(list[i], entry_path);
-      detail::only_known_keys(entry, entry_path, {"name", "api_key_env", "api_key"});
-      tenants.push_back({read::string(entry, "name", entry_path), read::secret(entry, entry_path, true)});
+      detail::only_known_keys(entry, entry_path, {"name", "api_key_env", "api_key", "budget", "rate_limits"});
+      tenants.push_back({read::string(entry, "name", entry_path), read::secret(entry, entry_path, true),
+                         spending_limits::read(entry, entry_path)});
     }
     return tenants;
   }

@@ -53,8 +53,20 @@ class gateway_metrics {
     std::string help;
     double value;
     const char* type = "gauge";  ///< or "counter"
+    std::string labels = {};     ///< `name="value",...`; gauges of one name follow each other
   };
   using gauges = std::vector<gauge>;
+
+  /// A label value escaped as Prometheus's text format has it (\, " and newlines).
+  static std::string escape(std::string_view value) {
+    std::string out;
+    for (const char c : value) {
+      if (c == '\\' || c == '"') out += '\\';
+      if (c == '\n') out += "\\n";
+      else out += c;
+    }
+    return out;
+  }
 
   /// Counts a response the gateway wrote, and a chat request's outcome.
   void record(const served_request& served) {
@@ -110,9 +122,10 @@ class gateway_metrics {
            count ? seconds(latency_.percentile(q)) : not_a_number);  // no observation: NaN, as Prometheus's clients write
     line(out, "llmgate_request_duration_seconds_sum", "", latency_sum_seconds_);
     line(out, "llmgate_request_duration_seconds_count", "", static_cast<double>(count));
-    for (const auto& g : now) {
-      family(out, g.name, g.type, g.help);
-      line(out, g.name, "", g.value);
+    for (std::size_t i = 0; i < now.size(); ++i) {
+      const gauge& g = now[i];
+      if (i == 0 || now[i - 1].name != g.name) family(out, g.name, g.type, g.help);
+      line(out, g.name, g.labels, g.value);
     }
     if (prompts) prompt_families(out, *prompts);
     return out;
@@ -305,17 +318,6 @@ class gateway_metrics {
   }
   static constexpr double not_a_number = std::numeric_limits<double>::quiet_NaN();
   static double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
-  // Label values escape \, " and newlines (Prometheus text format).
-  static std::string escape(std::string_view value) {
-    std::string out;
-    for (const char c : value) {
-      if (c == '\\' || c == '"') out += '\\';
-      if (c == '\n') out += "\\n";
-      else out += c;
-    }
-    return out;
-  }
-
   mutable std::mutex mutex_;
   std::map<std::string, tenant_counts> tenants_;
   std::map<std::string, backend_counts> backends_;

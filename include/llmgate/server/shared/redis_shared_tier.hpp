@@ -18,7 +18,8 @@
 // (tier_writer.hpp: drains the write queue with pipelining), the tailer
 // (stream_tailer.hpp: XREAD BLOCK on a client of its own, so that no read
 // waits behind it; applies the other replicas' changes) and the snapshotter
-// (here, when this replica holds the snapshot lease: snapshot_lease.hpp);
+// (here, when this replica holds the snapshot lease: snapshot_lease.hpp)
+// and the spending sync (spending_sync.hpp: the tenants' spending added up);
 // all report to one store_health. A second thread saves or merges whole
 // snapshots, so that the first keeps reads to their timeout. The gateway's
 // worker threads only push onto the write queue, and await find_exact,
@@ -77,6 +78,7 @@
 #include "llmgate/server/shared/replication_message.hpp"  // encode_/decode_exact, encode_change, replicated_*
 #include "llmgate/server/shared/shared_tier.hpp"          // shared_tier, shared_tier_context, shared_tier_statistics
 #include "llmgate/server/shared/snapshot_lease.hpp"       // snapshot_lease
+#include "llmgate/server/shared/spending_sync.hpp"        // spending_sync
 #include "llmgate/server/shared/store_health.hpp"         // store_health
 #include "llmgate/server/shared/stream_tailer.hpp"        // stream_tailer, detail::in_background
 #include "llmgate/server/shared/tier_writer.hpp"          // tier_writer
@@ -138,12 +140,15 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
                  .replica = replica_, .stream = stream_, .snapshot = snapshot_,
                  .block = std::chrono::milliseconds(std::clamp<unsigned>(shared_.redis.command_timeout_ms / 2, 1, 1000)),
                  .semantic = semantic()}),
-        snapshot_pause_(io_), thread_([this] { io_.run(); }) {
+        spending_(io_, commands_, health_, stopping_, context.spending, shared_.prefix, replica_,
+                  std::chrono::milliseconds(shared_.spending_sync_ms)),
+        syncs_spending_(!context.spending.empty()), snapshot_pause_(io_), thread_([this] { io_.run(); }) {
     try {
       std::optional<std::string> snapshot =
           boost::asio::co_spawn(io_, connect_at_start(), boost::asio::use_future).get();
       if (snapshot) adopt(std::move(*snapshot));
       if (semantic()) caches_.semantic().observe(this);
+      if (syncs_spending_) context.spending.share_as(replica_);
       boost::asio::co_spawn(io_, writer_.run(), boost::asio::detached);
     } catch (...) {
       shut_down();
@@ -192,7 +197,9 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   }
 
   void start() override {
-    if (!tails() || started_.exchange(true)) return;
+    if (started_.exchange(true)) return;
+    if (syncs_spending_) boost::asio::co_spawn(io_, spending_.run(), boost::asio::detached);
+    if (!tails()) return;
     boost::asio::co_spawn(io_, tailer_.run(), boost::asio::detached);
     if (shared_.snapshot_interval_s > 0) boost::asio::co_spawn(io_, snapshot_every_interval(), boost::asio::detached);
   }
@@ -204,6 +211,9 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     const auto deadline = std::chrono::steady_clock::now() + flush;
     while (health_.available() && writer_.queued() > 0 && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    // So is this replica's spending since the last sync.
+    if (syncs_spending_ && started_.load() && health_.available())
+      boost::asio::co_spawn(io_, spending_.sync_once(), boost::asio::use_future).wait_until(deadline);
     shut_down();
   }
 
@@ -416,6 +426,7 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
     boost::asio::post(io_, [this] {
       writer_.cancel();
       tailer_.cancel();
+      spending_.cancel();
       snapshot_pause_.cancel();
       commands_.close();
       tail_commands_.close();
@@ -446,6 +457,8 @@ class redis_shared_tier final : public shared_tier, private semantic_cache_obser
   tier_writer writer_;
   snapshot_lease lease_;
   stream_tailer tailer_;
+  spending_sync spending_;
+  const bool syncs_spending_;  // some tenant has spending limits
   boost::asio::steady_timer snapshot_pause_;  // on the tier's thread only
   std::atomic<std::uint64_t> exact_hits_{0}, exact_misses_{0};
 

@@ -93,11 +93,12 @@ struct shared_config {
   unsigned read_timeout_ms = 20;   ///< the longest a request waits for the exact tier's answer
   std::uint64_t max_queued_writes = 10'000;
   unsigned snapshot_interval_s = 60;
+  unsigned spending_sync_ms = 200;  ///< how often the tenants' spending is added up across replicas
 
   static shared_config read(const boost::json::object& section, std::string_view where) {
     using read = detail::config_reader;
     detail::only_known_keys(section, where, {"redis", "prefix", "replica", "exact", "semantic", "read_timeout_ms",
-                                             "max_queued_writes", "snapshot_interval_s"});
+                                             "max_queued_writes", "snapshot_interval_s", "spending_sync_ms"});
     shared_config s;
     if (const auto* redis = read::object(section, "redis", where))
       s.redis = shared_redis_config::read(*redis, detail::config_path(where, "redis"));
@@ -108,6 +109,7 @@ struct shared_config {
     s.read_timeout_ms = read::narrow_count<unsigned>(section, "read_timeout_ms", where, s.read_timeout_ms, 1, 10'000);
     s.max_queued_writes = read::count(section, "max_queued_writes", where, s.max_queued_writes);
     s.snapshot_interval_s = read::narrow_count<unsigned>(section, "snapshot_interval_s", where, s.snapshot_interval_s, 0, 86'400);
+    s.spending_sync_ms = read::narrow_count<unsigned>(section, "spending_sync_ms", where, s.spending_sync_ms, 10, 60'000);
     return s;
   }
 
@@ -121,6 +123,7 @@ struct shared_config {
     detail::within<std::uint64_t>(path("read_timeout_ms"), read_timeout_ms, 1, 10'000);
     detail::within<std::uint64_t>(path("max_queued_writes"), max_queued_writes, 1, 10'000'000);
     detail::within<std::uint64_t>(path("snapshot_interval_s"), snapshot_interval_s, 0, 86'400);
+    detail::within<std::uint64_t>(path("spending_sync_ms"), spending_sync_ms, 10, 60'000);
     if (!exact && !semantic) detail::refuse(where, "shares nothing: exact and semantic are both false");
   }
 };

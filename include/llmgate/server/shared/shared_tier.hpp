@@ -35,6 +35,7 @@ namespace llmgate::inline v0 {
 
 class gateway_caches;
 class request_log;
+class spending_ledger;
 
 /// What the tier has done since it started, for /metrics and /admin/stats.
 struct shared_tier_statistics {
@@ -91,10 +92,12 @@ struct shared_exact_level {
 /// What a shared tier is made with: the whole config (its "shared"
 /// section), the gateway's caches (whose semantic cache it observes,
 /// applies changes to and may replace from a snapshot before the gateway
-/// serves) and the gateway's event log.
+/// serves), the tenants' spending (which it adds up across replicas,
+/// once started) and the gateway's event log.
 struct shared_tier_context {
   const gateway_config& config;
   gateway_caches& caches;
+  spending_ledger& spending;
   request_log& log;
 };
 

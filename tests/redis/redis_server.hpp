@@ -333,4 +333,11 @@ class redis_server {
   pid_t pid_ = 0;
 };
 
+/// What redis-cli printed for `command`, without its line end: "0.75".
+inline std::string redis_text(const redis_server& server, const std::vector<std::string>& command) {
+  std::string printed = server.cli(command);
+  while (!printed.empty() && (printed.back() == '\n' || printed.back() == '\r')) printed.pop_back();
+  return printed;
+}
+
 }  // namespace llmgate::test

@@ -21,6 +21,7 @@ using llmgate::spending_period;
 using llmgate::wall_clock;
 using llmgate::test::eventually;
 using llmgate::test::redis_server;
+using llmgate::test::redis_text;
 using llmgate::test::shared_config_for;
 using llmgate::test::shared_replica;
 
@@ -51,11 +52,19 @@ bool synced_with(const spending_ledger& ledger, std::size_t replicas) {
 
 bool away(const spending_ledger& ledger) { return ledger.statistics().at("store_away").as_bool(); }
 
-std::string redis_text(const redis_server& server, const std::vector<std::string>& command) {
-  std::string printed = server.cli(command);
-  while (!printed.empty() && (printed.back() == '\n' || printed.back() == '\r')) printed.pop_back();
-  return printed;
-}
+// Two replicas, a and b, over one redis-server, syncing; the suite skips
+// without redis-server.
+struct two_replicas {
+  redis_server server;
+  wall_clock clock = stopped_clock();
+  shared_replica a{config_for(server, "a"), clock}, b{config_for(server, "b"), clock};
+
+  two_replicas() {
+    a.tier->start();
+    b.tier->start();
+    BOOST_TEST_REQUIRE(eventually([&] { return synced_with(a.spending, 2) && synced_with(b.spending, 2); }));
+  }
+};
 
 const std::string budget_key =
     "test:{spending}:acme:budget:" + std::to_string(sys_seconds(month).time_since_epoch().count());
@@ -66,13 +75,8 @@ BOOST_AUTO_TEST_SUITE(shared_spending_test)
 
 BOOST_AUTO_TEST_CASE(one_replicas_spending_counts_for_all_and_the_store_holds_each_replicas_figure) {
   if (llmgate::test::skip_without_redis()) return;
-  redis_server server;
-  const auto clock = stopped_clock();
-  shared_replica a(config_for(server, "a"), clock), b(config_for(server, "b"), clock);
-  a.tier->start();
-  b.tier->start();
-  BOOST_TEST_REQUIRE(eventually([&] { return synced_with(a.spending, 2) && synced_with(b.spending, 2); }));
-
+  two_replicas replicas;
+  auto& [server, clock, a, b] = replicas;
   BOOST_TEST_REQUIRE(!a.spending.admit("acme", 0).has_value());
   a.spending.charge("acme", 0.75, 0, 0);
   BOOST_TEST(eventually([&] { return used(b.spending) == 0.75; }));
@@ -96,12 +100,8 @@ BOOST_AUTO_TEST_CASE(one_replicas_spending_counts_for_all_and_the_store_holds_ea
 
 BOOST_AUTO_TEST_CASE(while_the_store_is_away_each_replica_holds_to_its_share_and_the_store_has_all_once_back) {
   if (llmgate::test::skip_without_redis()) return;
-  redis_server server;
-  const auto clock = stopped_clock();
-  shared_replica a(config_for(server, "a"), clock), b(config_for(server, "b"), clock);
-  a.tier->start();
-  b.tier->start();
-  BOOST_TEST_REQUIRE(eventually([&] { return synced_with(a.spending, 2) && synced_with(b.spending, 2); }));
+  two_replicas replicas;
+  auto& [server, clock, a, b] = replicas;
   a.spending.charge("acme", 0.25, 0, 0);
   BOOST_TEST_REQUIRE(eventually([&] { return used(b.spending) == 0.25; }));
 

@@ -24,6 +24,7 @@ using llmgate::test::answer_of;
 using llmgate::test::eventually;
 using llmgate::test::find_exact;
 using llmgate::test::redis_server;
+using llmgate::test::redis_text;
 using llmgate::test::shared_config_for;
 using llmgate::test::shared_replica;
 
@@ -39,12 +40,6 @@ bool flushed(shared_replica& replica) { return replica.tier->statistics().queued
 
 bool semantic_hit(shared_replica& replica, const std::string& tenant, std::string_view text) {
   return replica.semantic().lookup(tenant_scope(tenant), text).outcome == lookup_outcome::hit;
-}
-
-std::string redis_text(const redis_server& server, const std::vector<std::string>& command) {
-  std::string printed = server.cli(command);
-  while (!printed.empty() && (printed.back() == '\n' || printed.back() == '\r')) printed.pop_back();
-  return printed;
 }
 
 }  // namespace

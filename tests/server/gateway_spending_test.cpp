@@ -3,7 +3,8 @@
 // tokens for a short question, $0.000015) and a stopped spending clock, so
 // that every figure is exact: the budget's 429 at its edge and its reset,
 // the rate limits' 429s, what a cached answer is charged (nothing), the
-// figures in /admin/stats and /metrics, and spending across a restart.
+// figures in /admin/stats, /metrics and the dashboard, and spending across
+// a restart.
 #include <chrono>   // std::chrono
 #include <string>   // std::string
 #include <utility>  // std::pair
@@ -16,6 +17,7 @@
 #include "llmgate/server/gateway.hpp"
 #include "demo_gateway.hpp"  // demo_config
 #include "gateway_client.hpp"
+#include "headless_browser.hpp"  // rendered_dom, shows
 
 namespace {
 
@@ -168,6 +170,34 @@ BOOST_AUTO_TEST_CASE(spending_survives_a_restart_through_the_snapshot_directory)
   BOOST_TEST(limit_stats(server, "budget").at("used").to_number<double>() == demo_cost + demo_cost);
   BOOST_TEST(ask(server, "q3").status == 200u);
   BOOST_TEST(ask(server, "q4").status == 429u);
+}
+
+// The dashboard in headless Chromium (skipped, saying so, without it):
+// each limit's row with money to its significant digits, and the request
+// that sent Cache-Control counted.
+BOOST_AUTO_TEST_CASE(the_dashboard_shows_each_limit_and_the_cache_controlled_requests) {
+  const auto clock = stopped(sys_days(2026y / November / 29) + 12h + 30s);
+  auto acme = budget(0.00004, "day");
+  acme.requests_per_minute = 10;
+  gateway server(limited(acme), parts(clock));
+  server.start();
+  BOOST_TEST_REQUIRE(ask(server, "q1").status == 200u);
+  BOOST_TEST_REQUIRE(call(server.port(), http::verb::post, "/v1/chat/completions", chat_body("q1"), "key-acme",
+                          {{"Cache-Control", "no-store"}}).status == 200u);  // asks the model again
+
+  const auto dom = rendered_dom("http://127.0.0.1:" + std::to_string(server.port()) + "/dashboard?key=admin-key");
+  if (!dom) {
+    BOOST_TEST_MESSAGE("skipped: no Chromium at /usr/bin/chromium (scripts/setup chromium installs it)");
+    return;
+  }
+  BOOST_TEST(shows(*dom, "cache-controlled", "1"));
+  BOOST_TEST(shows(*dom, "usd-spent", "$0.00003"));
+  BOOST_TEST(dom->find("<tr data-limit=\"acme/budget\"><td>acme</td><td>budget</td><td>$0.00003</td>"
+                       "<td>$0.00004</td><td>$0.00001</td><td>2026-11-30T00:00:00Z</td><td>0</td></tr>") !=
+             std::string::npos);
+  BOOST_TEST(dom->find("<tr data-limit=\"acme/requests_per_minute\"><td>acme</td><td>requests_per_minute</td>"
+                       "<td>2</td><td>10</td><td>8</td><td>2026-11-29T12:01:00Z</td><td>0</td></tr>") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

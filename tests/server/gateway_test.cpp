@@ -3,7 +3,7 @@
 // answers, tenant isolation, feedback, metrics and logs, draining with
 // requests in flight, snapshots saved on stop and loaded on start.
 #include <chrono>      // std::chrono
-#include <cstdio>      // std::tmpfile, popen (POSIX)
+#include <cstdio>      // std::tmpfile
 #include <filesystem>  // std::filesystem::exists
 #include <future>      // std::async
 #include <random>      // std::mt19937
@@ -18,6 +18,7 @@
 #include "llmgate/server/gateway.hpp"
 #include "demo_gateway.hpp"            // upstream_config
 #include "gateway_client.hpp"
+#include "headless_browser.hpp"        // rendered_dom, shows
 #include "../temporary_directory.hpp"
 
 namespace {
@@ -505,44 +506,34 @@ BOOST_AUTO_TEST_CASE(a_bad_verifier_weights_file_stops_the_start_and_names_it) {
 
 // The dashboard in a real browser: Debian's Chromium, headless, loads the
 // page after some traffic and must show the figures. Skipped, saying so,
-// where Chromium is not installed (scripts/setup chromium installs it).
+// where Chromium is not installed (headless_browser.hpp).
 BOOST_FIXTURE_TEST_CASE(dashboard_shows_the_figures_in_a_browser, gateway_fixture) {
-  const char* browser = nullptr;
-  for (const char* candidate : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
-    if (std::filesystem::exists(candidate)) browser = candidate;
-  if (!browser) {
-    BOOST_TEST_MESSAGE("skipped: no Chromium at /usr/bin/chromium (scripts/setup chromium installs it)");
-    return;
-  }
   ask("What is the capital of France?");             // miss
   ask("What is the capital of France?");             // exact
   ask("what is the capital city of France");         // semantic
   ask("How do I reset my password?", "key-globex");  // miss
 
-  temporary_directory profile;
-  const std::string command = std::string(browser) +
-      " --headless --no-sandbox --disable-gpu --disable-background-networking --no-first-run"
-      " --disable-component-update --disable-sync --user-data-dir=" + profile.path().string() +
-      " --virtual-time-budget=5000 --dump-dom 'http://127.0.0.1:" + std::to_string(port()) +
-      "/dashboard?key=admin-key' 2>/dev/null";
-  std::string dom;
-  if (std::FILE* pipe = popen(command.c_str(), "r")) {
-    char buffer[4096];
-    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) dom.append(buffer, n);
-    pclose(pipe);
+  const auto dom = rendered_dom("http://127.0.0.1:" + std::to_string(port()) + "/dashboard?key=admin-key");
+  if (!dom) {
+    BOOST_TEST_MESSAGE("skipped: no Chromium at /usr/bin/chromium (scripts/setup chromium installs it)");
+    return;
   }
-  BOOST_TEST_MESSAGE("dashboard DOM: " << dom.size() << " bytes");
-  const auto shows = [&](std::string_view id, std::string_view figure) {
-    return dom.find("id=\"" + std::string(id) + "\">" + std::string(figure) + "<") != std::string::npos;
-  };
-  BOOST_TEST(shows("requests", "4"));
-  BOOST_TEST(shows("exact-hit-rate", "25.0%"));
-  BOOST_TEST(shows("semantic-hit-rate", "25.0%"));
-  BOOST_TEST(shows("calls-saved", "2"));
-  BOOST_TEST(dom.find("data-tenant=\"acme\"") != std::string::npos);
-  BOOST_TEST(dom.find("data-tenant=\"globex\"") != std::string::npos);
-  BOOST_TEST(dom.find("data-backend=\"upstream\"") != std::string::npos);
-  BOOST_TEST(dom.find("id=\"status\">up ") != std::string::npos);
+  BOOST_TEST_MESSAGE("dashboard DOM: " << dom->size() << " bytes");
+  BOOST_TEST(shows(*dom, "requests", "4"));
+  BOOST_TEST(shows(*dom, "exact-hit-rate", "25.0%"));
+  BOOST_TEST(shows(*dom, "semantic-hit-rate", "25.0%"));
+  BOOST_TEST(shows(*dom, "coalesced", "0"));
+  BOOST_TEST(shows(*dom, "cache-controlled", "0"));
+  BOOST_TEST(shows(*dom, "calls-saved", "2"));
+  BOOST_TEST(dom->find("data-tenant=\"acme\"") != std::string::npos);
+  BOOST_TEST(dom->find("data-tenant=\"globex\"") != std::string::npos);
+  BOOST_TEST(dom->find("data-backend=\"upstream\"") != std::string::npos);
+  BOOST_TEST(shows(*dom, "shared-state", "not configured"));
+  // This minute's bar: two answers from a cache, two from the model.
+  BOOST_TEST(dom->find("class=\"hits\" data-minute=") != std::string::npos);
+  BOOST_TEST(dom->find("class=\"misses\" data-minute=") != std::string::npos);
+  BOOST_TEST(dom->find("class=\"spend\"") != std::string::npos);
+  BOOST_TEST(dom->find("id=\"status\">up ") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

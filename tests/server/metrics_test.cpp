@@ -100,6 +100,34 @@ BOOST_AUTO_TEST_CASE(the_text_has_help_type_sum_count_and_shortest_numbers) {
   BOOST_TEST(text == expected);
 }
 
+// The last hour, minute by minute: each outcome in its minute's bucket, a
+// bucket taken over when its minute comes round an hour later, and the
+// minutes with nothing at zero.
+BOOST_AUTO_TEST_CASE(the_timeline_holds_the_last_hour_minute_by_minute) {
+  minute_timeline timeline;
+  const std::int64_t now = 29'000'000;  // Unix minutes
+  timeline.record({.tenant = "a", .cache = cache_outcome::miss, .cost_usd = 0.5}, now - 61);  // gone by now's hour
+  timeline.record({.tenant = "a", .cache = cache_outcome::miss, .cost_usd = 0.25}, now - 1);
+  timeline.record({.tenant = "a", .cache = cache_outcome::exact, .saved_usd = 0.25}, now - 1);
+  timeline.record({.tenant = "a", .cache = cache_outcome::coalesced, .saved_usd = 0.25}, now);
+  timeline.record({.tenant = "a", .status = 429}, now);
+  const auto minutes = timeline.json(now);
+  BOOST_TEST_REQUIRE(minutes.size() == 60u);
+  BOOST_TEST(minutes.front().at("minute").to_number<std::int64_t>() == (now - 59) * 60);
+  BOOST_TEST(minutes.back().at("minute").to_number<std::int64_t>() == now * 60);
+  const auto& before = minutes[58].as_object();
+  BOOST_TEST(before.at("hits").to_number<int>() == 1);
+  BOOST_TEST(before.at("misses").to_number<int>() == 1);
+  BOOST_TEST(before.at("cost_usd").to_number<double>() == 0.25);
+  BOOST_TEST(before.at("saved_usd").to_number<double>() == 0.25);
+  const auto& last = minutes[59].as_object();
+  BOOST_TEST(last.at("hits").to_number<int>() == 1);
+  BOOST_TEST(last.at("errors").to_number<int>() == 1);
+  BOOST_TEST(last.at("misses").to_number<int>() == 0);
+  // now - 61 had now - 1's bucket, which now - 1 took over: nothing older is left.
+  for (std::size_t i = 0; i < 58; ++i) BOOST_TEST(minutes[i].at("misses").to_number<int>() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(a_summary_with_no_observation_says_nan) {
   const auto text = gateway_metrics().prometheus({});
   BOOST_TEST(text.find("llmgate_request_duration_seconds{quantile=\"0.9\"} NaN\n"

@@ -50,6 +50,8 @@ struct cache_directives {
   bool fresh_enough(std::int64_t created, std::int64_t now) const noexcept {
     return !max_age || now - created < max_age->count();
   }
+
+  friend bool operator==(const cache_directives&, const cache_directives&) = default;
 };
 
 /// Every member has a default, for designated initialisers:

@@ -29,6 +29,7 @@ struct request_outcome {
   std::uint64_t completion_tokens = 0;
   double cost_usd = 0;
   double saved_usd = 0;
+  bool cache_controlled = false;  ///< it sent cache directives (Cache-Control) or a cache namespace
   std::string_view model = {};  ///< the model a router chose (alive while the router is); empty: not routed
   std::string route = {};       ///< the router's reasons, for the log; empty: not routed or not logged
   trace_context trace = {};     ///< the request's W3C trace, continued or begun by the gateway

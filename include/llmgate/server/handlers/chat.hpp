@@ -159,6 +159,7 @@ class chat_handler {
     const std::int64_t created = unix_seconds_now();
     const std::uint64_t answer_number = s_.ids->next();
     sse_stream sse(e.out, s_.ids->id(answer_number), created, e.keep_alive);
+    outcome.cache_controlled = !settings.cache_namespace.empty() || settings.cache_control != cache_directives{};
     request_context context{.tenant = *e.tenant,
                             .cache_namespace = std::move(settings.cache_namespace),
                             .cache_control = settings.cache_control};

@@ -14,6 +14,9 @@
 // prompt_json is the same for /admin/stats. (llmgate_prompt_tokens_total
 // is the tenants' prompt tokens, PML or not.)
 //
+// stats() also holds the last hour minute by minute (minute_timeline.hpp),
+// for the dashboard's chart.
+//
 // The text is Prometheus's exposition format 0.0.4: a HELP and a TYPE line
 // per family, label values escaped, numbers in their shortest form (0.9,
 // not 0.90000000000000002; +Inf, NaN), and the latency summary with its
@@ -37,6 +40,7 @@
 #include <boost/json/object.hpp>  // boost::json::object
 
 #include "llmgate/metrics/latency_histogram.hpp"         // latency_histogram
+#include "llmgate/server/operations/minute_timeline.hpp"  // minute_timeline
 #include "llmgate/prompt/prompt_statistics.hpp"          // prompt_statistics
 #include "llmgate/pipeline/request_context.hpp"          // cache_outcome, to_string
 #include "llmgate/server/request_outcome.hpp"            // request_outcome
@@ -163,6 +167,7 @@ class gateway_metrics {
       tenants.push_back(tenant_json(name, t));
       total.requests += t.requests;
       total.errors += t.errors;
+      total.cache_controlled += t.cache_controlled;
       for (int i = 0; i < cache_outcome_count; ++i) total.by_outcome[i] += t.by_outcome[i];
       total.cost_usd += t.cost_usd;
       total.saved_usd += t.saved_usd;
@@ -177,6 +182,7 @@ class gateway_metrics {
                               {"total", std::move(all)},
                               {"tenants", std::move(tenants)},
                               {"backends", std::move(backends)}};
+    stats["timeline"] = timeline_.json();
     if (!routed_.empty()) {
       boost::json::object routed;
       for (const auto& [model, count] : routed_) routed[model] = count;
@@ -191,8 +197,10 @@ class gateway_metrics {
     ++t.requests;
     if (r.status >= 400) ++t.errors;
     else if (r.cache) ++t.by_outcome[static_cast<int>(*r.cache)];
+    if (r.cache_controlled) ++t.cache_controlled;
     t.cost_usd += r.cost_usd;
     t.saved_usd += r.saved_usd;
+    timeline_.record(r);
     t.prompt_tokens += r.prompt_tokens;
     t.completion_tokens += r.completion_tokens;
     t.latency.record(latency);
@@ -213,7 +221,7 @@ class gateway_metrics {
   }
 
   struct tenant_counts {
-    std::uint64_t requests = 0, errors = 0;
+    std::uint64_t requests = 0, errors = 0, cache_controlled = 0;
     std::uint64_t by_outcome[cache_outcome_count] = {};  // indexed by cache_outcome
     std::uint64_t prompt_tokens = 0, completion_tokens = 0;
     double cost_usd = 0, saved_usd = 0;
@@ -239,6 +247,7 @@ class gateway_metrics {
             {"exact_hit_rate", share(cache_outcome::exact)},
             {"semantic_hit_rate", share(cache_outcome::semantic)},
             {"calls_saved", t.requests - t.errors - count(cache_outcome::miss)},
+            {"cache_controlled", t.cache_controlled},
             {"cost_usd", t.cost_usd},
             {"saved_usd", t.saved_usd},
             {"latency_ms", percentiles(t.latency)}};
@@ -324,6 +333,7 @@ class gateway_metrics {
   std::map<unsigned, std::uint64_t> statuses_;
   std::map<std::string, std::uint64_t, std::less<>> routed_;  // by the model a router chose
   latency_histogram latency_;  // chat requests'
+  minute_timeline timeline_;   // the last hour's, minute by minute
   double latency_sum_seconds_ = 0;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };

@@ -93,6 +93,10 @@ BOOST_AUTO_TEST_CASE(one_replicas_spending_counts_for_all_and_the_store_holds_ea
   }
   BOOST_TEST(redis_text(server, {"HGET", budget_key, "a"}) == "0.75");
   BOOST_TEST(redis_text(server, {"HGET", budget_key, "b"}) == "0.25");
+  // A replica not seen for a day is forgotten.
+  server.cli({"HSET", "test:{spending}:replicas", "gone", "1"});
+  BOOST_TEST(eventually([&] { return redis_text(server, {"HEXISTS", "test:{spending}:replicas", "gone"}) == "0"; }));
+  BOOST_TEST(redis_text(server, {"HEXISTS", "test:{spending}:replicas", "a"}) == "1");
   // Kept until no replica reads the month: the end of the next one.
   const auto expires = std::stoll(redis_text(server, {"PEXPIRETIME", budget_key}));
   BOOST_TEST(expires == duration_cast<milliseconds>((sys_days(2027y / January / 1)).time_since_epoch()).count());

@@ -605,9 +605,13 @@ BOOST_AUTO_TEST_CASE(the_shared_section_reads_as_written_and_refuses_mistakes_by
   refused_with(R"({"prefix": "a{b}"})",
                "config: shared.prefix must be non-empty and hold no '{' or '}' (they mark Redis Cluster hash tags)");
   refused_with(R"({"exact": false, "semantic": false})",
-               "config: shared shares nothing: exact and semantic are both false");
+               "config: shared shares nothing: exact and semantic are both false and no tenant has spending limits");
   refused_with(R"({"read_timeout_ms": 0})", "config: shared.read_timeout_ms must be between 1 and 10000, not 0");
   refused_with(R"({"redsi": {}})", "config: shared.redsi is not a known key; did you mean redis?");
+  // Only the tenants' spending is shared: that is something.
+  auto spending_only = boost::json::parse(with("shared", R"({"exact": false, "semantic": false})")).as_object();
+  spending_only["tenants"] = boost::json::parse(R"([{"name": "acme", "api_key": "a", "budget": {"usd": 1, "period": "day"}}])");
+  BOOST_TEST(refusal(boost::json::serialize(spending_only)) == "");
   auto no_exact = boost::json::parse(with("shared", "{}")).as_object();
   no_exact["exact_cache"] = boost::json::parse(R"({"enabled": false})");
   BOOST_TEST(refusal(boost::json::serialize(no_exact)) ==

@@ -163,6 +163,9 @@ inline void gateway_config::check(std::span<const std::string_view> kinds) const
   prompts.check();
   if (shared) {
     shared->check("shared");
+    const bool spending = std::any_of(tenants.begin(), tenants.end(), [](const auto& t) { return t.limits.any(); });
+    if (!shared->exact && !shared->semantic && !spending)
+      refuse("shared", "shares nothing: exact and semantic are both false and no tenant has spending limits");
     if (shared->exact && !exact_cache.enabled)
       refuse("shared.exact", "needs exact_cache.enabled (the shared tier is its second level)");
     if (shared->semantic && !semantic_cache.enabled) refuse("shared.semantic", "needs semantic_cache.enabled");

@@ -113,8 +113,9 @@ struct shared_config {
     return s;
   }
 
-  /// The section's own checks; that the caches it shares are on is the
-  /// gateway config's (it has both sections).
+  /// The section's own checks; that the caches it shares are on, and that
+  /// it shares something (caches, or the tenants' spending), is the gateway
+  /// config's (it has the other sections).
   void check(std::string_view where) const {
     const auto path = [&](std::string_view key) { return detail::config_path(where, key); };
     redis.check(path("redis"));
@@ -124,7 +125,6 @@ struct shared_config {
     detail::within<std::uint64_t>(path("max_queued_writes"), max_queued_writes, 1, 10'000'000);
     detail::within<std::uint64_t>(path("snapshot_interval_s"), snapshot_interval_s, 0, 86'400);
     detail::within<std::uint64_t>(path("spending_sync_ms"), spending_sync_ms, 10, 60'000);
-    if (!exact && !semantic) detail::refuse(where, "shares nothing: exact and semantic are both false");
   }
 };
 

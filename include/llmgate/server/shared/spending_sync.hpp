@@ -10,6 +10,7 @@
 // and the replicas' last syncs:
 //   HSET      P:{spending}:replicas <replica> <now, ms>
 //   HGETALL   P:{spending}:replicas        (the replicas seen lately)
+//   HDEL      P:{spending}:replicas <those not seen for a day>, when any
 // Each replica writes its own spending whole, never an increment: a write
 // that timed out and still reached the store, then sent again, counts
 // once. A pipeline that fails leaves it to the next one. "Lately" is the
@@ -22,6 +23,7 @@
 #include <chrono>       // std::chrono
 #include <cstdint>      // std::int64_t
 #include <exception>    // std::exception
+#include <iterator>     // std::make_move_iterator
 #include <optional>     // std::optional
 #include <span>         // std::span
 #include <string>       // std::string
@@ -72,6 +74,12 @@ class spending_sync {
       pipeline.push_back({"PEXPIREAT", key, std::to_string(e.keep_until * 1000)});
       pipeline.push_back({"HGETALL", std::move(key)});
     }
+    if (!stale_.empty()) {
+      redis::command forget = {"HDEL", replicas_key_};
+      forget.insert(forget.end(), std::make_move_iterator(stale_.begin()), std::make_move_iterator(stale_.end()));
+      stale_.clear();
+      pipeline.push_back(std::move(forget));
+    }
     pipeline.push_back({"HSET", replicas_key_, replica_, std::to_string(now_ms)});
     pipeline.push_back({"HGETALL", replicas_key_});
     const std::size_t commands = pipeline.size();
@@ -106,11 +114,16 @@ class spending_sync {
     return sum;
   }
 
-  // The replicas whose last sync is recent, from HGETALL's field, value pairs.
-  std::size_t replicas_seen(const redis::reply& all, long long now_ms) const {
+  // The replicas whose last sync is recent, from HGETALL's field, value
+  // pairs; those not seen for a day are forgotten at the next sync.
+  std::size_t replicas_seen(const redis::reply& all, long long now_ms) {
+    constexpr long long day_ms = 86'400'000;
     std::size_t seen = 0;
-    for (std::size_t i = 0; i + 1 < all.elements.size(); i += 2)
-      if (now_ms - static_cast<long long>(number_of(all.elements[i + 1].text)) <= lately_.count()) ++seen;
+    for (std::size_t i = 0; i + 1 < all.elements.size(); i += 2) {
+      const long long age = now_ms - static_cast<long long>(number_of(all.elements[i + 1].text));
+      if (age <= lately_.count()) ++seen;
+      else if (age > day_ms) stale_.push_back(all.elements[i].text);
+    }
     return seen;
   }
 
@@ -127,6 +140,7 @@ class spending_sync {
   spending_ledger& ledger_;
   const std::string keys_, replicas_key_, replica_;
   const std::chrono::milliseconds interval_, lately_;
+  std::vector<std::string> stale_;   // replicas to forget; on the tier's thread only
   boost::asio::steady_timer pause_;  // on the tier's thread only
 };
 

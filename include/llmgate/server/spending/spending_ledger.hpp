@@ -122,6 +122,7 @@ class spending_ledger {
     }
   }
 
+  /// The time by the ledger's clock (a test's may stand still).
   wall_clock::time_point now() const { return clock_.now(); }
 
   /// Whether no tenant has a limit: then nothing is checked or counted.

@@ -33,10 +33,9 @@
 // another replica's, as the store holds it.
 #pragma once
 
-#include <algorithm>    // std::max, std::min
+#include <algorithm>    // std::max, std::any_of
 #include <array>        // std::array
 #include <chrono>       // std::chrono
-#include <cmath>        // std::ceil
 #include <cstddef>      // std::size_t
 #include <cstdint>      // std::int64_t, std::uint64_t
 #include <filesystem>   // std::filesystem::path

@@ -13,7 +13,10 @@
 // logged: a request answered from a cache, and not logged, formats none.
 #pragma once
 
+#include <array>        // std::array
+#include <cstddef>      // std::size_t
 #include <cstdint>      // std::uint64_t, std::uint8_t
+#include <cstring>      // std::memcpy
 #include <initializer_list>  // std::initializer_list
 #include <random>       // std::random_device
 #include <string>       // std::string
@@ -36,8 +39,10 @@ struct trace_context {
   std::string span() const { return hex({span_id}); }
   std::string parent() const { return hex({parent_id}); }
   /// The traceparent to send upstream: the gateway's span as the parent.
-  std::string traceparent() const {
-    std::string text(55, '-');  // 00-<trace id>-<span id>-<flags>
+  /// Formatted for every call upstream, so in place, not allocated.
+  std::array<char, 55> traceparent() const {
+    std::array<char, 55> text;  // 00-<trace id>-<span id>-<flags>
+    text[2] = text[35] = text[52] = '-';
     write_hex(0, 2, text.data());
     write_hex(trace_high, 16, text.data() + 3);
     write_hex(trace_low, 16, text.data() + 19);
@@ -65,10 +70,16 @@ struct trace_context {
   }
 
  private:
-  // The last `digits` hex digits of `value`, written at `out`.
+  // The last `digits` (an even number) hex digits of `value`, written at
+  // `out` a byte, two digits, at a time.
   static void write_hex(std::uint64_t value, int digits, char* out) noexcept {
-    static constexpr char hex_digits[] = "0123456789abcdef";
-    for (int i = digits - 1; i >= 0; --i, value >>= 4) out[i] = hex_digits[value & 0xf];
+    static constexpr auto byte_digits = [] {
+      constexpr char hex_digits[] = "0123456789abcdef";
+      std::array<std::array<char, 2>, 256> pairs{};
+      for (std::size_t byte = 0; byte < pairs.size(); ++byte) pairs[byte] = {hex_digits[byte >> 4], hex_digits[byte & 0xf]};
+      return pairs;
+    }();
+    for (int i = digits - 2; i >= 0; i -= 2, value >>= 8) std::memcpy(out + i, byte_digits[value & 0xff].data(), 2);
   }
   static std::string hex(std::initializer_list<std::uint64_t> words) {
     std::string text(16 * words.size(), '0');

@@ -26,6 +26,7 @@
 // (saved_usd is what the answer cost), stored by no one.
 #pragma once
 
+#include <algorithm>     // std::find_if
 #include <cstddef>       // std::size_t, std::ptrdiff_t
 #include <cstdint>       // std::uint64_t
 #include <exception>     // std::exception_ptr, std::rethrow_exception
@@ -59,7 +60,8 @@ namespace llmgate::inline v0 {
 
 namespace detail {
 
-// One call in flight and the requests waiting for it; thread-safe.
+// What the requests waiting for a call share with the request making it;
+// thread-safe.
 class coalesced_call {
  public:
   // Wakes a waiter, on the waiter's executor, by cancelling its wait.
@@ -71,12 +73,8 @@ class coalesced_call {
     bool done = false;
   };
 
-  // `key` is the caller's, which outlives the call's time in the table.
-  coalesced_call(const exact_key& key, std::uint64_t serial, bool streams)
-      : key_(&key), serial_(serial), streams_(streams) {}
+  explicit coalesced_call(bool streams) : streams_(streams) {}
 
-  const exact_key& key() const noexcept { return *key_; }
-  std::uint64_t serial() const noexcept { return serial_; }  // tells calls of one key apart
   bool streams() const noexcept { return streams_; }
 
   // The waiters' side (the caller that makes the call is not one).
@@ -160,8 +158,6 @@ class coalesced_call {
         boost::asio::post(w.wake->get_executor(), [timer = w.wake] { timer->cancel(); });
   }
 
-  const exact_key* key_;
-  const std::uint64_t serial_;
   const bool streams_;
   mutable std::mutex mutex_;
   std::vector<waiter> waiters_;
@@ -176,12 +172,17 @@ class coalesced_call {
 
 /// The calls in flight, shared by every worker's exact cache stage.
 class coalesced_calls {
+  using call_pointer = std::shared_ptr<detail::coalesced_call>;
+  using wake_pointer = std::shared_ptr<detail::coalesced_call::wake_timer>;
+
  public:
   struct statistics {
-    std::size_t calls = 0;        ///< calls in flight
+    std::size_t calls = 0;        ///< calls in flight that others may join
     std::size_t waiting = 0;      ///< requests waiting for them (not those making them)
     std::uint64_t coalesced = 0;  ///< requests answered by another's call, since the start
   };
+
+  class ticket;
 
   coalesced_calls() = default;
   coalesced_calls(const coalesced_calls&) = delete;
@@ -190,141 +191,170 @@ class coalesced_calls {
   statistics stats() const {
     std::lock_guard lock(mutex_);
     statistics s{.calls = calls_.size(), .coalesced = coalesced_};
-    for (const auto& [hash, call] : calls_) s.waiting += call->waiting();
+    for (const auto& [hash, call] : calls_)
+      if (call.shared) s.waiting += call.shared->waiting();
     return s;
   }
 
-  /// The answer to the request whose exact-cache key is `key` (which must
-  /// outlive the awaitable), asked on `executor`, the request's: from
-  /// next(request, context) when no identical request is being answered,
-  /// else from that one's call (context.cache is then coalesced). Not a
-  /// coroutine: the request that makes the call awaits one frame, not two.
-  template <class Next>
-  boost::asio::awaitable<chat_response> answer(const exact_key& key, const boost::asio::any_io_executor& executor,
-                                               chat_request& request, request_context& context, Next& next) {
-    auto [call, wake] = join(key, context.streaming(), executor);
-    if (!wake) return make_call(std::move(call), request, context, next);
-    // Before the first chunk, whose headers say so.
-    context.cache = cache_outcome::coalesced;
-    context.similarity = 1;
-    return wait_for(std::move(call), std::move(wake), context);
-  }
-
  private:
-  using call_pointer = std::shared_ptr<detail::coalesced_call>;
-
   static std::uint64_t hash_of(const exact_key& key) noexcept { return key.hash.low ^ key.hash.high; }
 
-  using wake_pointer = std::shared_ptr<detail::coalesced_call::wake_timer>;
+  // A call in the table: whose key, which call of that key, and what its
+  // waiters share with its caller: made by the first of them, so that a
+  // call no one joins costs no allocation, or at once where the caller
+  // streams (its chunks are kept from the start for those who join midway).
+  struct entry {
+    const exact_key* key;  // the caller's, which outlives the entry
+    std::uint64_t serial;
+    call_pointer shared;
+  };
 
-  // The call of this key to wait for, with the timer that wakes the
-  // waiter on `executor`; or a new call for the caller to make (no timer),
-  // entered in the table unless another key's call holds its hash (a
-  // collision of 64 bits: that request then makes its call alone).
-  std::pair<call_pointer, wake_pointer> join(const exact_key& key, bool streaming,
-                                             const boost::asio::any_io_executor& executor) {
-    const std::uint64_t hash = hash_of(key);
+  // Takes the call of `hash` and `serial` out of the table (or of the
+  // closed ones): later requests make a call of their own. Returns what
+  // its waiters share, null where none came.
+  call_pointer forget(std::uint64_t hash, std::uint64_t serial) {
     std::lock_guard lock(mutex_);
-    auto call = std::make_shared<detail::coalesced_call>(key, ++serial_, streaming);
-    const auto [at, entered] = calls_.try_emplace(hash, call);
-    if (entered) return {std::move(call), nullptr};
-    const exact_key& other = at->second->key();
-    if (other.scope != key.scope || other.tenant != key.tenant || other.text != key.text)
-      return {std::move(call), nullptr};
-    auto wake = std::make_shared<detail::coalesced_call::wake_timer>(executor,
-                                                                     detail::coalesced_call::wake_timer::time_point::max());
-    at->second->add_waiter(wake, streaming);
-    ++coalesced_;
-    return {at->second, std::move(wake)};
-  }
-
-  // Takes `call` out of the table: later requests make a call of their own.
-  void forget(const call_pointer& call) {
-    std::lock_guard lock(mutex_);
-    erase(call);
-  }
-  void erase(const call_pointer& call) {  // under the mutex
-    const auto at = calls_.find(hash_of(call->key()));
-    if (at != calls_.end() && at->second == call) calls_.erase(at);
+    if (const auto at = calls_.find(hash); at != calls_.end() && at->second.serial == serial) {
+      call_pointer shared = std::move(at->second.shared);
+      calls_.erase(at);
+      return shared;
+    }
+    const auto closed = std::find_if(closed_.begin(), closed_.end(), [&](const auto& c) { return c.first == serial; });
+    if (closed == closed_.end()) return nullptr;
+    call_pointer shared = std::move(closed->second);
+    closed_.erase(closed);
+    return shared;
   }
 
   // Whether a cancellation of the caller making the call of `hash` and
   // `serial` goes through now: not while others wait for it (the call is
-  // then taken out of the table, so that no one else joins a call whose
-  // caller has gone); always once the call has ended.
+  // then closed: taken out of the table, so that no one else joins a call
+  // whose caller has gone); always once the call has ended.
   bool cancel_through(std::uint64_t hash, std::uint64_t serial) {
     std::lock_guard lock(mutex_);  // no one joins between the count and the erase
     const auto at = calls_.find(hash);
-    if (at == calls_.end() || at->second->serial() != serial) return true;
-    const bool alone = at->second->waiting() == 0;
+    if (at == calls_.end() || at->second.serial != serial) return true;
+    call_pointer shared = std::move(at->second.shared);
     calls_.erase(at);
-    return alone;
+    if (!shared || shared->waiting() == 0) return true;
+    closed_.emplace_back(serial, std::move(shared));
+    return false;
   }
 
-  // The caller makes the call, its chunks and answer published to those
-  // that join meanwhile.
+  mutable std::mutex mutex_;
+  boost::unordered_flat_map<std::uint64_t, entry> calls_;  // by hash_of(key)
+  std::vector<std::pair<std::uint64_t, call_pointer>> closed_;  // by serial, until their callers end them
+  std::uint64_t coalesced_ = 0;
+  std::uint64_t serial_ = 0;  // of the last call entered; 0 for none
+};
+
+/// A request's part in its key's call: it makes the call, or waits for
+/// another request's. It lives in the frame of the coroutine that awaits
+/// answer(), which tells it how the answer came (answered() or failed()),
+/// so that the request making the call costs no coroutine frame of its
+/// own.
+class coalesced_calls::ticket {
+ public:
+  /// The part of the request whose exact-cache key is `key` (which must
+  /// outlive the ticket) among identical misses, asked on `executor`, the
+  /// request's: it makes the call when no identical request is being
+  /// answered, else it waits for that one's (context.cache is then
+  /// coalesced). With no table (`calls` null), answer() just asks next.
+  ticket(coalesced_calls* calls, const exact_key& key, request_context& context,
+         const boost::asio::any_io_executor& executor);
+  ticket(const ticket&) = delete;
+  ticket& operator=(const ticket&) = delete;
+  ~ticket() {
+    if (wake_) {
+      call_->remove_waiter(wake_);
+    } else if (makes_call()) {  // the request's coroutine destroyed before its answer came
+      if (const call_pointer shared = end())
+        shared->fail(std::make_exception_ptr(std::runtime_error("the request making the call ended without an answer")));
+    }
+  }
+
+  bool makes_call() const noexcept { return calls_ && !wake_; }
+
+  /// The filter to install (this_coro::reset_cancellation_state) before
+  /// answer() where makes_call(): a cancellation is held back while others
+  /// wait (cancel_through). It stays with the coroutine after the call:
+  /// once the call is gone it lets a terminal cancellation through, as the
+  /// default does. A named type of numbers and a pointer, not a closure:
+  /// GCC 12 destroys some co_await temporaries twice (upstream.hpp).
+  struct hold_back_cancellation {
+    coalesced_calls* calls;
+    std::uint64_t hash, serial;
+    boost::asio::cancellation_type operator()(boost::asio::cancellation_type wanted) const {
+      wanted &= boost::asio::cancellation_type::terminal;
+      return wanted == boost::asio::cancellation_type::none || calls->cancel_through(hash, serial)
+                 ? wanted
+                 : boost::asio::cancellation_type::none;
+    }
+  };
+  hold_back_cancellation cancellation_filter() const noexcept { return {calls_, hash_, serial_}; }
+
+  /// The answer: next's (whose stream goes to the waiters too where this
+  /// request makes the call), or the call's this request waits for. Not
+  /// a coroutine: the request making the call awaits next's frame alone.
   template <class Next>
-  boost::asio::awaitable<chat_response> make_call(call_pointer call, chat_request& request, request_context& context,
-                                                  Next& next) {
-    // A cancellation is held back while others wait (cancel_through). The
-    // filter stays with the coroutine after this call: once the call is
-    // gone it lets a terminal cancellation through, as the default does.
-    // It holds only numbers and a pointer, nothing a co_await temporary
-    // destroyed twice could corrupt (GCC 12 does that to some; upstream.hpp).
-    co_await boost::asio::this_coro::reset_cancellation_state(
-        [this, hash = hash_of(call->key()), serial = call->serial()](boost::asio::cancellation_type wanted) {
-          wanted &= boost::asio::cancellation_type::terminal;
-          return wanted == boost::asio::cancellation_type::none || cancel_through(hash, serial)
-                     ? wanted
-                     : boost::asio::cancellation_type::none;
-        });
-    // A stream goes to those waiting too; the caller's own client going
-    // away ends it only when no one else waits.
-    std::exception_ptr own_client_failure;
-    chunk_handler own_client = std::move(context.on_chunk);
-    if (own_client)
-      context.on_chunk = [&](const chat_chunk& chunk) -> boost::asio::awaitable<void> {
-        call->publish(chunk);
-        if (own_client_failure) co_return;
+  boost::asio::awaitable<chat_response> answer(chat_request& request, request_context& context, Next& next) {
+    if (wake_) return wait(context);
+    if (call_ && context.on_chunk) {
+      // The caller's own client going away ends the stream only when no
+      // one else waits.
+      own_client_ = std::move(context.on_chunk);
+      context.on_chunk = [this](const chat_chunk& chunk) -> boost::asio::awaitable<void> {
+        call_->publish(chunk);
+        if (own_client_failure_) co_return;
         try {
-          co_await own_client(chunk);
+          co_await own_client_(chunk);
         } catch (...) {
-          if (call->waiting() == 0) throw;
-          own_client_failure = std::current_exception();
+          if (call_->waiting() == 0) throw;
+          own_client_failure_ = std::current_exception();
         }
       };
-    chat_response response;
-    try {
-      response = co_await next(request, context);
-    } catch (...) {
-      forget(call);
-      call->fail(std::current_exception());
-      context.on_chunk = std::move(own_client);
-      throw;
     }
-    forget(call);
-    call->finish(response, context.cache == cache_outcome::miss ? response.cost_usd : context.saved_usd);
-    context.on_chunk = std::move(own_client);
-    if (own_client_failure) std::rethrow_exception(own_client_failure);
-    co_return response;
+    return next(request, context);
+  }
+
+  /// Where answer() returned `response`: the waiters get it. Throws the
+  /// caller's own client's failure, which the waiters did not share.
+  void answered(const chat_response& response, request_context& context) {
+    if (!makes_call()) return;
+    if (const call_pointer shared = end())
+      shared->finish(response, context.cache == cache_outcome::miss ? response.cost_usd : context.saved_usd);
+    if (own_client_) context.on_chunk = std::move(own_client_);
+    if (own_client_failure_) std::rethrow_exception(own_client_failure_);
+  }
+  /// Where answer() threw `failure`: the waiters throw it too.
+  void failed(std::exception_ptr failure, request_context& context) {
+    if (!makes_call()) return;
+    if (const call_pointer shared = end()) shared->fail(std::move(failure));
+    if (own_client_) context.on_chunk = std::move(own_client_);
+  }
+
+ private:
+  // The caller's end of the call: out of the table, and no longer this
+  // ticket's. Returns what its waiters share, null where none came; the
+  // caller then tells them how the call ended.
+  call_pointer end() {
+    call_pointer shared = serial_ != 0 ? calls_->forget(hash_, serial_) : nullptr;
+    calls_ = nullptr;
+    if (!shared) shared = std::move(call_);
+    call_ = nullptr;
+    return shared;
   }
 
   // Streams the call's chunks to a waiting request as they come (when both
   // stream), then returns the call's answer as this request's.
-  static boost::asio::awaitable<chat_response> wait_for(call_pointer call, wake_pointer wake,
-                                                        request_context& context) {
-    struct leaving {  // however this request ends: answered, failed, cancelled
-      const call_pointer& call;
-      const wake_pointer& wake;
-      ~leaving() { call->remove_waiter(wake); }
-    } leave{call, wake};
-    const bool relay = context.streaming() && call->streams();
+  boost::asio::awaitable<chat_response> wait(request_context& context) {
+    const bool relay = context.streaming() && call_->streams();
     std::size_t seen = 0;
     for (;;) {
-      detail::coalesced_call::news news = call->since(seen);
+      detail::coalesced_call::news news = call_->since(seen);
       if (news.chunks.empty() && !news.done) {
         // Nothing new: wait to be woken (no suspension since the look).
-        co_await wake->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+        co_await wake_->async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
         const auto state = co_await boost::asio::this_coro::cancellation_state;
         if (state.cancelled() != boost::asio::cancellation_type::none)
           throw std::system_error(std::make_error_code(std::errc::operation_canceled));
@@ -335,17 +365,47 @@ class coalesced_calls {
         for (const chat_chunk& chunk : news.chunks) co_await context.on_chunk(chunk);
       if (news.done) break;
     }
-    auto [response, cost_usd] = call->answer();
+    auto [response, cost_usd] = call_->answer();
     context.saved_usd = cost_usd;
     response.cost_usd = 0;
-    if (context.streaming() && !call->streams()) co_await detail::replay_as_chunks(response, context.on_chunk);
+    if (context.streaming() && !call_->streams()) co_await detail::replay_as_chunks(response, context.on_chunk);
     co_return response;
   }
 
-  mutable std::mutex mutex_;
-  boost::unordered_flat_map<std::uint64_t, call_pointer> calls_;  // by hash_of(key)
-  std::uint64_t coalesced_ = 0;
-  std::uint64_t serial_ = 0;
+  coalesced_calls* calls_ = nullptr;  // null: no table, or the caller's call ended
+  std::uint64_t hash_ = 0, serial_ = 0;  // the caller's entry; serial 0: none (the call is made alone)
+  call_pointer call_;  // what a waiter waits on; a streaming caller's shared stream
+  wake_pointer wake_;  // a waiter's: what wakes it; null for the caller
+  chunk_handler own_client_;  // the caller's client's stream, while the waiters share it
+  std::exception_ptr own_client_failure_;  // while the waiters still stream
 };
+
+// The call of this key to wait for, with the timer that wakes the waiter
+// on `executor`; or a new call for the caller to make, entered in the
+// table unless another key's call holds its hash (a collision of 64 bits:
+// that request then makes its call alone).
+inline coalesced_calls::ticket::ticket(coalesced_calls* calls, const exact_key& key, request_context& context,
+                                       const boost::asio::any_io_executor& executor)
+    : calls_(calls), hash_(calls ? hash_of(key) : 0) {
+  if (!calls) return;
+  std::lock_guard lock(calls->mutex_);
+  const auto [at, entered] = calls->calls_.try_emplace(hash_, entry{&key, calls->serial_ + 1, nullptr});
+  entry& call = at->second;
+  if (entered) {
+    serial_ = ++calls->serial_;
+    if (context.streaming()) call_ = call.shared = std::make_shared<detail::coalesced_call>(/*streams=*/true);
+    return;
+  }
+  if (call.key->scope != key.scope || call.key->tenant != key.tenant || call.key->text != key.text) return;
+  if (!call.shared) call.shared = std::make_shared<detail::coalesced_call>(/*streams=*/false);
+  call_ = call.shared;
+  wake_ = std::make_shared<detail::coalesced_call::wake_timer>(executor,
+                                                               detail::coalesced_call::wake_timer::time_point::max());
+  call_->add_waiter(wake_, context.streaming());
+  ++calls->coalesced_;
+  // Before the first chunk, whose headers say so.
+  context.cache = cache_outcome::coalesced;
+  context.similarity = 1;
+}
 
 }  // namespace llmgate::inline v0

@@ -20,13 +20,14 @@
 // than max-age is not served (the fresh one replaces it).
 #pragma once
 
-#include <concepts>  // std::same_as
-#include <memory>    // std::make_shared
+#include <concepts>     // std::same_as
+#include <exception>    // std::current_exception
+#include <memory>       // std::make_shared
 #include <type_traits>  // std::is_same_v
-#include <utility>   // std::move
+#include <utility>      // std::move
 
 #include <boost/asio/awaitable.hpp>  // boost::asio::awaitable
-#include <boost/asio/this_coro.hpp>  // boost::asio::this_coro::executor
+#include <boost/asio/this_coro.hpp>  // boost::asio::this_coro::executor, reset_cancellation_state
 
 #include "llmgate/chat/chat.hpp"  // chat_request, chat_response
 #include "llmgate/cache/exact_cache.hpp"
@@ -94,22 +95,27 @@ class exact_cache_stage {
       if (!context.streaming()) co_return cached_response(answer, context);
       co_return co_await serve_cached(answer, context);
     }
-    // Two statements, not `?:`: GCC 12 miscompiles co_await inside a conditional expression.
-    chat_response response;
-    if (coalesced_ && control.lookup) {
-      const auto executor = co_await boost::asio::this_coro::executor;
-      response = co_await coalesced_->answer(key, executor, request, context, next);
-    } else {
-      response = co_await next(request, context);
+    // A miss: the answer is next's, or an identical request's call's.
+    const auto executor = co_await boost::asio::this_coro::executor;
+    coalesced_calls::ticket ticket(control.lookup ? coalesced_ : nullptr, key, context, executor);
+    if (ticket.makes_call()) co_await boost::asio::this_coro::reset_cancellation_state(ticket.cancellation_filter());
+    // The waiters get what the call answered, or what it threw (failed()
+    // after answered() does nothing).
+    try {
+      chat_response response = co_await ticket.answer(request, context, next);
+      ticket.answered(response, context);
+      if (context.cache == cache_outcome::miss && control.store && is_cacheable(response)) {
+        cached_answer fresh = stored_answer(response);
+        second_.store(key, fresh);
+        cache_->insert(key, std::move(fresh), {.cost = response.cost_usd});
+      } else if (context.cache == cache_outcome::semantic) {
+        promote(std::move(key), response, context);
+      }
+      co_return response;
+    } catch (...) {
+      ticket.failed(std::current_exception(), context);
+      throw;
     }
-    if (context.cache == cache_outcome::miss && control.store && is_cacheable(response)) {
-      cached_answer fresh = stored_answer(response);
-      second_.store(key, fresh);
-      cache_->insert(key, std::move(fresh), {.cost = response.cost_usd});
-    } else if (context.cache == cache_outcome::semantic) {
-      promote(std::move(key), response, context);
-    }
-    co_return response;
   }
 
  private:

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>    // std::max
+#include <array>        // std::array (a traceparent)
 #include <charconv>     // std::from_chars
 #include <chrono>       // std::chrono::milliseconds, system_clock
 #include <ctime>        // std::tm, timegm
@@ -280,9 +281,10 @@ class upstream {
     http_request request(verb, target, 11);
     for (const auto& [name, value] : headers_) request.set(name, value);
     request.set(http::field::accept, "application/json, text/event-stream, application/x-ndjson");
-    if (trace && !trace->empty()) {
-      request.set("traceparent", trace->traceparent());
-      if (!trace->state.empty()) request.set("tracestate", trace->state);
+    if (trace && !trace->empty()) {  // inserted, not set, and named, not looked up: new, and unknown to Beast
+      const std::array<char, 55> traceparent = trace->traceparent();
+      request.insert(http::field::unknown, "traceparent", std::string_view(traceparent.data(), traceparent.size()));
+      if (!trace->state.empty()) request.insert(http::field::unknown, "tracestate", trace->state);
     }
     if (body) {
       request.set(http::field::content_type, "application/json");

@@ -233,7 +233,7 @@ class chat_handler {
       co_return std::nullopt;
     }
     auto reply = text_response("application/json", completion_body(response, context, sse.id(), created));
-    outcome_headers(context, [&](auto name, auto value) { reply.set(name, value); });
+    outcome_headers(context, [&](auto name, auto value) { reply.insert(http::field::unknown, name, value); });
     co_return finish(std::move(reply));
   }
 
@@ -263,7 +263,8 @@ class chat_handler {
   }
 
   // The headers this handler reads, found in one pass over the request's
-  // fields rather than a lookup each.
+  // fields rather than a lookup each. Their names' lengths differ, so a
+  // field is compared with one name at most.
   struct request_headers {
     std::string_view preferences, cache_control, cache_namespace, traceparent, tracestate;
 
@@ -271,19 +272,22 @@ class chat_handler {
       request_headers found;
       for (const auto& field : request) {
         const std::string_view name(field.name_string().data(), field.name_string().size());
-        const std::string_view value(field.value().data(), field.value().size());
-        using namespace std::string_view_literals;
-        for (auto [wanted, into] : {std::pair{"x-llmgate-preferences"sv, &found.preferences},
-                                    std::pair{"cache-control"sv, &found.cache_control},
-                                    std::pair{"x-llmgate-cache-namespace"sv, &found.cache_namespace},
-                                    std::pair{"traceparent"sv, &found.traceparent},
-                                    std::pair{"tracestate"sv, &found.tracestate}})
-          if (name.size() == wanted.size() && boost::beast::iequals(name, wanted)) {
-            *into = value;
-            break;
-          }
+        const auto [wanted, into] = wanted_by_length(name.size(), found);
+        if (into && boost::beast::iequals(name, wanted)) *into = {field.value().data(), field.value().size()};
       }
       return found;
+    }
+
+   private:
+    static std::pair<std::string_view, std::string_view*> wanted_by_length(std::size_t length, request_headers& found) {
+      switch (length) {
+        case 21: return {"x-llmgate-preferences", &found.preferences};
+        case 13: return {"cache-control", &found.cache_control};
+        case 25: return {"x-llmgate-cache-namespace", &found.cache_namespace};
+        case 11: return {"traceparent", &found.traceparent};
+        case 10: return {"tracestate", &found.tracestate};
+        default: return {{}, nullptr};
+      }
     }
   };
 
@@ -411,7 +415,8 @@ class chat_handler {
   }
 
   // x-llmgate-cache, -similarity and -backend, and for a routed request
-  // -model and -route, through `set(name, value)`.
+  // -model and -route, through `set(name, value)`: names Beast does not
+  // know, each set once, so a whole response inserts them without a lookup.
   template <class SetHeader>
   static void outcome_headers(const request_context& context, SetHeader set) {
     char similarity[32];

@@ -1,9 +1,10 @@
 // libFuzzer target: whatever bytes a client sends, the gateway's request
 // parsing neither crashes nor hangs. The bytes are read as an HTTP/1.1
 // request the way the gateway reads one (Beast's parser, a body limit);
-// a body is read as JSON and then as a chat request, an embeddings
-// request and a configuration, and a chat request is taken apart the way
-// the cache stages take it (scope, conversation, exact-cache text).
+// a body is read as JSON and then as a chat request, an Anthropic
+// Messages request, an embeddings request and a configuration, and a chat
+// request is taken apart the way the cache stages take it (scope,
+// conversation, exact-cache text).
 // Errors are expected; only crashes, leaks and sanitizer reports fail.
 #include <cstddef>    // std::size_t
 #include <cstdint>    // std::uint8_t
@@ -13,7 +14,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/json/parse.hpp>
 
-#include "llmgate/wire/openai_wire.hpp"  // the OpenAI wire form
+#include "llmgate/wire/anthropic_wire.hpp"  // the Anthropic Messages form
+#include "llmgate/wire/openai_wire.hpp"     // the OpenAI wire form
 #include "llmgate/backend/embedding.hpp"
 #include "llmgate/pipeline/request_scope.hpp"
 #include "llmgate/server/gateway_config.hpp"
@@ -33,12 +35,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   boost::system::error_code json_error;
   const boost::json::value json = boost::json::parse(body, json_error);
   if (json_error) return 0;
-  try {
-    const llmgate::chat_request request = llmgate::parse_chat_request(json);
-    (void)llmgate::scope_of(request, "tenant");
-    (void)llmgate::conversation_of(request);
-    (void)llmgate::exact_text_of(request);
-  } catch (const llmgate::error&) {
+  for (const auto parse : {+[](const boost::json::value& v) { return llmgate::parse_chat_request(v); },
+                           +[](const boost::json::value& v) { return llmgate::parse_messages_request(v); }}) {
+    try {
+      const llmgate::chat_request request = parse(json);
+      (void)llmgate::scope_of(request, "tenant");
+      (void)llmgate::conversation_of(request);
+      (void)llmgate::exact_text_of(request);
+    } catch (const llmgate::error&) {
+    }
   }
   try {
     (void)llmgate::parse_embedding_request(json);

@@ -14,7 +14,6 @@
 // LLMGATE_REQUIRE_REAL_PARTS=1, as failed).
 #include <chrono>   // std::chrono
 #include <memory>   // std::make_shared, std::make_unique
-#include <sstream>  // std::istringstream
 #include <string>   // std::string
 #include <thread>   // std::thread
 #include <vector>   // std::vector
@@ -32,7 +31,7 @@
 
 #include "llmgate/server/gateway.hpp"
 #include "../backend/upstream_server.hpp"
-#include "../node/node_process.hpp"  // run_node, llama_harness
+#include "../node/node_process.hpp"  // run_node, llama_harness, top_level_results
 #include "../skip_test.hpp"          // skip_test
 
 namespace {
@@ -148,23 +147,6 @@ gateway_config base_config() {
   config.log.requests = false;
   config.limits.request_timeout_ms = 30'000;
   return config;
-}
-
-/// TAP's top-level results: "ok 3 - name" and "not ok 4 - name".
-struct tap_result {
-  bool ok;
-  std::string name;
-};
-std::vector<tap_result> top_level_results(const std::string& output) {
-  std::vector<tap_result> results;
-  std::istringstream lines(output);
-  for (std::string line; std::getline(lines, line);) {
-    const bool ok = line.starts_with("ok ");
-    if (!ok && !line.starts_with("not ok ")) continue;
-    const auto dash = line.find(" - ");
-    results.push_back({ok, dash == std::string::npos ? line : line.substr(dash + 3)});
-  }
-  return results;
 }
 
 }  // namespace

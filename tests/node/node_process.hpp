@@ -11,6 +11,7 @@
 #include <cstdlib>      // std::getenv
 #include <filesystem>   // std::filesystem::path
 #include <optional>     // std::optional
+#include <sstream>      // std::istringstream
 #include <string>       // std::string
 #include <string_view>  // std::string_view
 #include <vector>       // std::vector
@@ -81,6 +82,24 @@ inline node_result run_node(const std::vector<std::string>& arguments) {
 
 /// A Node server: `node <script> <arguments>` printing "listening <port> <pid>"
 /// once ready, its stderr in `log`. Terminated on destruction.
+/// TAP's top-level results ("ok 3 - name", "not ok 4 - name") of a run of
+/// `node --test-reporter=tap`.
+struct tap_result {
+  bool ok;
+  std::string name;
+};
+inline std::vector<tap_result> top_level_results(const std::string& output) {
+  std::vector<tap_result> results;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);) {
+    const bool ok = line.starts_with("ok ");
+    if (!ok && !line.starts_with("not ok ")) continue;
+    const auto dash = line.find(" - ");
+    results.push_back({ok, dash == std::string::npos ? line : line.substr(dash + 3)});
+  }
+  return results;
+}
+
 class node_server {
  public:
   node_server(const fs::path& script, const std::vector<std::string>& arguments, const fs::path& log) {

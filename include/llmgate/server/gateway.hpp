@@ -16,6 +16,8 @@
 //   gateway_config.hpp  the config, assembled from each component's section
 //
 //   POST /v1/chat/completions   the pipeline; stream=true answers as SSE
+//   POST /v1/messages           the same pipeline in Anthropic's Messages form
+//                               (x-api-key or a Bearer token); shares the caches
 //   POST /v1/embeddings         the semantic cache's embedder (the built-in one, or the
 //                               "openai" kind's upstream, through the worker's async
 //                               embedder) and the models of mode "embedding"
@@ -117,6 +119,7 @@
 #include "llmgate/server/http/dispatch.hpp"              // dispatch_table
 #include "llmgate/server/feedback_registry.hpp"          // feedback_registry
 #include "llmgate/server/handlers/admin.hpp"             // stats_handler, dashboard_handler, prompt_schemas_handler
+#include "llmgate/server/handlers/anthropic_messages_dialect.hpp"  // /v1/messages
 #include "llmgate/server/handlers/chat.hpp"              // chat_handler
 #include "llmgate/server/handlers/embeddings.hpp"        // embeddings_route
 #include "llmgate/server/handlers/feedback.hpp"          // feedback_handler
@@ -237,6 +240,8 @@ class basic_gateway {
           .add(http::verb::get, "/v1/models", route_access::tenant, models_handler(g.config_))
           .add(http::verb::post, "/v1/chat/completions", route_access::tenant,
                chat_handler<pipeline_type>(g.services_, answer))
+          .add(http::verb::post, "/v1/messages", route_access::tenant,
+               chat_handler<pipeline_type, anthropic_messages_dialect>(g.services_, answer))
           .add(http::verb::post, "/v1/feedback", route_access::tenant, feedback_handler{&g.feedback_, &g.ids_});
       if (embedder)
         routes.add(http::verb::post, "/v1/embeddings", route_access::tenant,

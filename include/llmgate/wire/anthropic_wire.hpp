@@ -30,6 +30,7 @@
 #include <vector>       // std::vector
 
 #include <boost/json/array.hpp>      // boost::json::array
+#include <boost/json/monotonic_resource.hpp>  // an arena for a body's tree
 #include <boost/json/object.hpp>     // boost::json::object
 #include <boost/json/parse.hpp>      // boost::json::parse (a tool call's arguments)
 #include <boost/json/serialize.hpp>  // boost::json::serialize
@@ -242,6 +243,14 @@ inline chat_request parse_messages_request(const boost::json::value& value) {
     }
   }
   return request;
+}
+
+/// parse_messages_request of a body's text, nested at most `max_depth`; a
+/// body that is not JSON is a request_error too.
+inline chat_request parse_messages_request(std::string_view body, std::size_t max_depth = default_max_json_depth) {
+  unsigned char buffer[4096];  // the parsed tree lives only while the request copies what it keeps
+  boost::json::monotonic_resource arena(buffer, sizeof buffer);
+  return parse_messages_request(parse_request_json(body, max_depth, &arena));
 }
 
 /// Anthropic's stop_reason for a finish_reason (OpenAI's vocabulary).

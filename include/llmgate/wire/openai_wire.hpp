@@ -232,15 +232,22 @@ inline boost::json::parse_options request_json_options(std::size_t max_depth = d
   return options;
 }
 
+/// A request body's JSON, nested at most `max_depth`, in `storage`; a body
+/// that is not JSON is a request_error.
+inline boost::json::value parse_request_json(std::string_view body, std::size_t max_depth,
+                                             boost::json::storage_ptr storage = {}) {
+  boost::system::error_code ec;
+  boost::json::value value = boost::json::parse(body, ec, std::move(storage), request_json_options(max_depth));
+  if (ec) throw request_error("", "We could not parse the JSON body of your request: " + ec.message() + ".", "invalid_json");
+  return value;
+}
+
 /// parse_chat_request of a body's text, nested at most `max_depth`; a body
 /// that is not JSON is a request_error too.
 inline chat_request parse_chat_request(std::string_view body, std::size_t max_depth = default_max_json_depth) {
   unsigned char buffer[4096];  // the parsed tree lives only while the request copies what it keeps
   boost::json::monotonic_resource arena(buffer, sizeof buffer);
-  boost::system::error_code ec;
-  const boost::json::value value = boost::json::parse(body, ec, &arena, request_json_options(max_depth));
-  if (ec) throw request_error("", "We could not parse the JSON body of your request: " + ec.message() + ".", "invalid_json");
-  return parse_chat_request(value);
+  return parse_chat_request(parse_request_json(body, max_depth, &arena));
 }
 
 /// Whether the client asked for a stream's usage chunk

@@ -1,6 +1,11 @@
-// POST /v1/chat/completions: a chat request through the gateway's pipeline
-// (the user's stages, the router, the exact and semantic caches, the
-// model's backends), answered whole or streamed as server-sent events.
+// POST /v1/chat/completions and POST /v1/messages: a chat request through
+// the gateway's pipeline (the user's stages, the router, the exact and
+// semantic caches, the model's backends), answered whole or streamed as
+// server-sent events, in the form of the API asked: OpenAI's chat
+// completions or Anthropic's Messages, each a dialect
+// (handlers/openai_chat_dialect.hpp, handlers/anthropic_messages_dialect.hpp)
+// that reads the body and writes the answers and errors. What follows is
+// the same for both.
 //
 // Before the pipeline: the body is parsed and its standard fields checked
 // (400 naming the param), the PML prompt it carries (a "pml" field or a
@@ -34,9 +39,8 @@
 // its usage to the gateway's prompt_statistics; a fresh answer's cost and
 // tokens are charged to its tenant's spending.
 //
-// The chat fields are read and written in four functions only:
-// parse_chat_body (with read_chat_request, which takes "pml" out),
-// take_field, saved_usd and completion_body.
+// The chat fields are read and written by the dialect, and here in
+// take_field and saved_usd only.
 #pragma once
 
 #include <algorithm>    // std::find
@@ -70,16 +74,15 @@
 #include "llmgate/server/http/cache_control.hpp"      // parse_cache_control, cache_control_text
 #include "llmgate/server/client_failure.hpp"          // client_failure_of
 #include "llmgate/server/gateway_config.hpp"          // gateway_config
+#include "llmgate/server/handlers/openai_chat_dialect.hpp"  // openai_chat_dialect, the default
 #include "llmgate/server/http/exchange.hpp"           // exchange, handler_result
 #include "llmgate/server/feedback_registry.hpp"       // feedback_registry
 #include "llmgate/server/operations/metrics.hpp"      // gateway_metrics, request_outcome
 #include "llmgate/server/model_backends.hpp"          // model_index
-#include "llmgate/server/read_chat_request.hpp"       // read_chat_request
 #include "llmgate/server/operations/request_log.hpp"  // request_log
 #include "llmgate/server/response_ids.hpp"            // response_ids
 #include "llmgate/server/http/responses.hpp"          // json_response, error_response
 #include "llmgate/server/routing/gateway_router.hpp"  // route_summary
-#include "llmgate/server/http/sse_stream.hpp"         // sse_stream
 #include "llmgate/server/spending/spending_ledger.hpp"  // spending_ledger
 #include "llmgate/server/spending/spending_refusal_response.hpp"  // spending_refusal_response
 
@@ -100,7 +103,8 @@ struct chat_services {
 };
 
 /// Pipeline: the worker's pipeline (pipeline.hpp), alive while the handler is.
-template <class Pipeline>
+/// Dialect: the API's wire form (openai_chat_dialect.hpp says what it provides).
+template <class Pipeline, class Dialect = openai_chat_dialect>
 class chat_handler {
  public:
   chat_handler(const chat_services& services, Pipeline& pipeline) : s_(services), pipeline_(&pipeline) {}
@@ -130,13 +134,13 @@ class chat_handler {
     chat_request request;
     if (auto problem = parse_chat_body(e.request.body(), request)) co_return finish(std::move(*problem));
     if (!known_model(request.model))
-      co_return finish(error_response(http_status::not_found,
-                                      "The model `" + request.model + "` does not exist or you do not have access to it.",
-                                      "invalid_request_error", "model_not_found", "model"));
+      co_return finish(refusal(http_status::not_found,
+                               "The model `" + request.model + "` does not exist or you do not have access to it.",
+                               "invalid_request_error", "model_not_found", "model"));
     if (embedding_model(request.model))
-      co_return finish(error_response(http_status::bad_request,
-                                      "`" + request.model + "` is an embedding model: ask /v1/embeddings, or a chat model here.",
-                                      "invalid_request_error", "model_not_supported", "model"));
+      co_return finish(refusal(http_status::bad_request,
+                               "`" + request.model + "` is an embedding model: ask /v1/embeddings, or a chat model here.",
+                               "invalid_request_error", "model_not_supported", "model"));
     request_settings settings;
     if (auto problem = read_settings(headers, request, settings)) co_return finish(std::move(*problem));
     request.trace = outcome.trace;
@@ -149,16 +153,16 @@ class chat_handler {
       ticket.swap(waited);
     }
     if (!ticket) {
-      auto response = error_response(http_status::too_many_requests,
-                                     "The gateway is at its limit of concurrent requests; retry shortly.",
-                                     "rate_limit_error", "rate_limit_exceeded");
+      auto response = refusal(http_status::too_many_requests,
+                              "The gateway is at its limit of concurrent requests; retry shortly.", "rate_limit_error",
+                              "rate_limit_exceeded");
       response.set(http::field::retry_after, "1");
       co_return finish(std::move(response));
     }
 
     const std::int64_t created = unix_seconds_now();
     const std::uint64_t answer_number = s_.ids->next();
-    sse_stream sse(e.out, s_.ids->id(answer_number), created, e.keep_alive);
+    typename Dialect::stream sse = Dialect::open_stream(e.out, *s_.ids, answer_number, created, e.keep_alive);
     outcome.cache_controlled = !settings.cache_namespace.empty() || settings.cache_control != cache_directives{};
     request_context context{.tenant = *e.tenant,
                             .cache_namespace = std::move(settings.cache_namespace),
@@ -203,12 +207,12 @@ class chat_handler {
                                                                     std::to_string(timeout.count()) + " ms.",
                                                                 "timeout_error", "timeout"));
       if (!sse.started()) {
-        auto reply = json_response(status, body);
+        auto reply = Dialect::error(status, body);
         if (!outcome.backend.empty()) reply.set("x-llmgate-backend", outcome.backend);
         if (retry_after) reply.set(http::field::retry_after, std::to_string(retry_after->count()));
         co_return finish(std::move(reply));
       }
-      co_await sse.fail(body);  // the client sees the error and the end of the stream, no [DONE]
+      co_await Dialect::fail(sse, status, body);  // the client sees the error and the end of the stream
       record(status);
       co_return std::nullopt;
     }
@@ -227,12 +231,12 @@ class chat_handler {
         outcome_headers(context, [&](auto name, auto value) { sse.header(name, value); });
         co_await sse.start(request.model);
       }
-      if (usage_chunk_asked(request)) co_await sse.send_usage(response.usage, response.cost_usd, saved_usd(context));
-      co_await sse.finish();
+      const std::optional<double> saved = saved_usd(context);
+      co_await Dialect::end(sse, request, response, saved);
       record(http_status::ok);
       co_return std::nullopt;
     }
-    auto reply = text_response("application/json", completion_body(response, context, sse.id(), created));
+    auto reply = text_response("application/json", Dialect::body(response, sse, saved_usd(context)));
     outcome_headers(context, [&](auto name, auto value) { reply.insert(http::field::unknown, name, value); });
     co_return finish(std::move(reply));
   }
@@ -246,7 +250,7 @@ class chat_handler {
       for (const auto& message : request.messages) prompt_tokens += estimated_tokenizer{}.count(message.content);
     const auto refused = s_.spending->admit(tenant, prompt_tokens);
     if (!refused) return std::nullopt;
-    return spending_refusal_response(tenant, *refused, s_.spending->now());
+    return spending_refusal_response(tenant, *refused, s_.spending->now(), Dialect::error);
   }
 
   bool limits_spending() const noexcept { return s_.spending && !s_.spending->empty(); }
@@ -328,8 +332,7 @@ class chat_handler {
   static std::optional<http_response> read_setting(std::string_view sent, chat_request& request, std::string_view header,
                                                    std::string_view field_name, std::string_view code, Read read) {
     const auto refuse = [&](const std::invalid_argument& problem, std::string_view param) {
-      return std::optional(error_response(http_status::bad_request, problem.what(), "invalid_request_error",
-                                          std::string(code), std::string(param)));
+      return std::optional(refusal(http_status::bad_request, problem.what(), "invalid_request_error", code, param));
     };
     std::optional<std::string> field;
     try {
@@ -349,17 +352,23 @@ class chat_handler {
 
   // ---- the chat fields: read and written here only --------------------------
 
-  // Fills `request` from a chat body, its PML compiled against the
-  // gateway's schemas, or returns the 400 to answer, naming the field at fault.
+  // Fills `request` from a chat body (its PML compiled against the
+  // gateway's schemas, where the dialect reads PML), or returns the 400 to
+  // answer, naming the field at fault.
   std::optional<http_response> parse_chat_body(const std::string& body, chat_request& request) const {
     static const schema_registry none;
     try {
-      request = read_chat_request(std::string_view(body), s_.schemas ? *s_.schemas : none, estimated_tokenizer{},
-                                  s_.config->limits.max_json_depth);
+      request = Dialect::read(body, s_.schemas ? *s_.schemas : none, s_.config->limits.max_json_depth);
     } catch (const request_error& e) {
-      return error_response(http_status::bad_request, e.what(), "invalid_request_error", e.openai_code(), e.param());
+      return refusal(http_status::bad_request, e.what(), "invalid_request_error", e.openai_code(), e.param());
     }
     return std::nullopt;
+  }
+
+  // A refusal in the dialect's form.
+  static http_response refusal(http_status status, std::string_view message, std::string_view type,
+                               std::string_view code, std::string_view param = {}) {
+    return Dialect::error(status, openai_error(message, type, code, param));
   }
 
   // The body's field `name` (one of llmgate's own), removed from the
@@ -379,15 +388,6 @@ class chat_handler {
   // What a cached answer saved; none for a fresh one.
   static std::optional<double> saved_usd(const request_context& context) {
     return context.cache != cache_outcome::miss ? std::optional(context.saved_usd) : std::nullopt;
-  }
-
-  // The chat.completion body of an answer, under the gateway's id and time.
-  static std::string completion_body(const chat_response& response, const request_context& context,
-                                     const std::string& id, std::int64_t created) {
-    std::string body;
-    body.reserve(384 + response.content.size() + response.model.size());
-    append_completion_body(body, response, id, created, saved_usd(context));
-    return body;
   }
 
   // ---------------------------------------------------------------------------

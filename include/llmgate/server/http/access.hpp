@@ -1,6 +1,7 @@
 // access_keys: who a request's key says it comes from. Tenants send
 // "Authorization: Bearer <tenant key>" (the scheme's name in any case, as
-// RFC 9110 section 11.1 has it); the admin key opens the admin views, as a
+// RFC 9110 section 11.1 has it), or "x-api-key: <tenant key>" as
+// Anthropic's clients do; the admin key opens the admin views, as a
 // Bearer token or, on GET and HEAD only, as ?key= (a browser opening the
 // dashboard); /metrics takes the admin key or the config's metrics token
 // (a scraper's Bearer token that opens nothing else).
@@ -41,7 +42,8 @@ class access_keys {
 
   /// The tenant whose key the request carries, or nullptr.
   const std::string* tenant_of(const http_request& request) const {
-    const auto token = bearer_token(request);
+    auto token = bearer_token(request);
+    if (!token) token = api_key_header(request);
     if (!token) return nullptr;
     const auto found = tenant_of_key_.find(digest_of(*token));
     return found == tenant_of_key_.end() ? nullptr : &found->second;
@@ -98,6 +100,13 @@ class access_keys {
       if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != scheme[i]) return std::nullopt;
     }
     return authorization.substr(scheme.size());
+  }
+
+  // The key of "x-api-key: <key>" (looked up only where there is no Bearer token).
+  static std::optional<std::string_view> api_key_header(const http_request& request) {
+    const auto found = request.find("x-api-key");
+    if (found == request.end()) return std::nullopt;
+    return std::string_view(found->value().data(), found->value().size());
   }
 
   struct digest_hash {

@@ -6,16 +6,13 @@
 // before it (cache outcome, backend). Each event's bytes are written by
 // the OpenAI wire writers (no JSON tree). The head and then the bytes go to
 // a response_stream (the connection's session, or a test's buffer), the
-// body framed here as
-// Beast's make_chunk and make_chunk_last frame them: "<hex size>\r\n<data>\r\n"
-// and "0\r\n\r\n".
+// body framed in chunks (event_stream_framing.hpp).
 //
 // Arguments to coroutines are named objects, never temporaries: GCC 12
 // destroys some temporaries of a co_await expression too early.
 #pragma once
 
 #include <cstdint>      // std::int64_t
-#include <cstdio>       // std::snprintf
 #include <optional>     // std::optional
 #include <string>       // std::string
 #include <string_view>  // std::string_view
@@ -28,7 +25,8 @@
 #include <boost/json/serialize.hpp>         // boost::json::serialize
 
 #include "llmgate/wire/openai_wire.hpp"      // append_chunk_body, append_role_chunk_body, append_usage_chunk_body
-#include "llmgate/server/http/exchange.hpp"  // response_stream
+#include "llmgate/server/http/event_stream_framing.hpp"  // set_event_stream_head, append_http_chunk
+#include "llmgate/server/http/exchange.hpp"              // response_stream
 
 namespace llmgate::inline v0 {
 
@@ -48,14 +46,8 @@ class sse_stream {
   /// an sse_stream for every chat request, most of which never stream.
   boost::asio::awaitable<void> start(std::string model) {
     model_ = std::move(model);
-    namespace http = boost::beast::http;
     started_ = true;
-    header_.result(http::status::ok);
-    header_.version(11);
-    header_.set(http::field::content_type, "text/event-stream");
-    header_.set(http::field::cache_control, "no-cache");
-    header_.keep_alive(keep_alive_);
-    header_.chunked(true);
+    detail::set_event_stream_head(header_, keep_alive_);
     co_await out_.start(header_.base());
     append_role_chunk_body(begin_event(), id_, model_, created_);
     co_await send_event();
@@ -77,7 +69,7 @@ class sse_stream {
   boost::asio::awaitable<void> finish() {
     begin_event() += "[DONE]";
     co_await send_event();
-    co_await out_.write(last_chunk);
+    co_await out_.write(detail::last_http_chunk);
   }
 
   /// An error event, then the end of the body without data: [DONE], so
@@ -85,7 +77,7 @@ class sse_stream {
   boost::asio::awaitable<void> fail(const boost::json::object& error) {
     begin_event() += boost::json::serialize(error);
     co_await send_event();
-    co_await out_.write(last_chunk);
+    co_await out_.write(detail::last_http_chunk);
   }
 
   const std::string& id() const noexcept { return id_; }
@@ -93,8 +85,6 @@ class sse_stream {
   std::int64_t created() const noexcept { return created_; }
 
  private:
-  static constexpr std::string_view last_chunk = "0\r\n\r\n";
-
   // The event's buffer, emptied; the event's data is appended to it.
   std::string& begin_event() {
     event_.clear();
@@ -105,11 +95,8 @@ class sse_stream {
   // bytes live in bytes_ until the write completes, which the caller
   // awaits at once.
   boost::asio::awaitable<void> send_event() {
-    const std::size_t size = event_.size() + 8;  // "data: " and "\n\n"
-    char hex[20];
-    const int digits = std::snprintf(hex, sizeof hex, "%zx", size);
     bytes_.clear();
-    bytes_.append(hex, static_cast<std::size_t>(digits)).append("\r\ndata: ").append(event_).append("\n\n\r\n");
+    detail::append_http_chunk(bytes_, {"data: ", event_, "\n\n"});
     return out_.write(bytes_);
   }
 

@@ -4,7 +4,9 @@
 // both applies; 402 would reach OpenAI's SDKs as an unknown status. The
 // message names the limit, what was used and when it resets; Retry-After
 // says in how many seconds (none when the request can never pass: a prompt
-// larger than the input limit), and x-llmgate-limit names the limit.
+// larger than the input limit), and x-llmgate-limit names the limit. The
+// body is OpenAI's error object, or what `write_error` makes of it (the
+// chat handler's dialect: Anthropic's rate_limit_error, say).
 #pragma once
 
 #include <algorithm>    // std::max, std::min
@@ -16,8 +18,9 @@
 #include <string_view>  // std::string_view
 
 #include <boost/beast/http/field.hpp>  // boost::beast::http::field
+#include <boost/json/object.hpp>       // boost::json::object
 
-#include "llmgate/server/http/responses.hpp"            // error_response, http_response
+#include "llmgate/server/http/responses.hpp"            // json_response, openai_error, http_response
 #include "llmgate/server/spending/spending_ledger.hpp"  // spending_refusal, limit_name
 
 namespace llmgate::inline v0 {
@@ -54,8 +57,10 @@ inline std::string short_number(double value) {
 
 }  // namespace detail
 
-inline http_response spending_refusal_response(std::string_view tenant, const spending_refusal& refused,
-                                               std::chrono::system_clock::time_point now) {
+template <class WriteError = http_response (*)(http_status, const boost::json::object&)>
+http_response spending_refusal_response(std::string_view tenant, const spending_refusal& refused,
+                                        std::chrono::system_clock::time_point now,
+                                        WriteError write_error = &json_response) {
   using detail::short_number;
   const std::string who = "Tenant `" + std::string(tenant) + "`";
   const std::string share = refused.local_share ? " (this replica's share while the shared store is away)" : "";
@@ -80,9 +85,9 @@ inline http_response spending_refusal_response(std::string_view tenant, const sp
                 ".";
   }
   const bool budget = refused.limit == spending_measure::usd;
-  auto response = error_response(http_status::too_many_requests, message,
-                                 budget ? "insufficient_quota" : "rate_limit_error",
-                                 budget ? "budget_exceeded" : "rate_limit_exceeded");
+  auto response = write_error(http_status::too_many_requests,
+                              openai_error(message, budget ? "insufficient_quota" : "rate_limit_error",
+                                           budget ? "budget_exceeded" : "rate_limit_exceeded"));
   if (refused.retry_at) {
     const std::chrono::duration<double> wait = *refused.retry_at - now;
     response.set(boost::beast::http::field::retry_after,

@@ -14,6 +14,8 @@ import assert from "node:assert/strict";
 import {test} from "node:test";
 import {pathToFileURL} from "node:url";
 
+import {ask, rejection} from "./sdk_checks.mjs";
+
 const settings = JSON.parse(process.argv[2]);
 const sdk = await import(pathToFileURL(`${settings.packages}/node_modules/@anthropic-ai/sdk/index.mjs`));
 const {default: Anthropic, AuthenticationError, BadRequestError, InternalServerError, NotFoundError} = sdk;
@@ -22,17 +24,6 @@ const {default: Anthropic, AuthenticationError, BadRequestError, InternalServerE
 const clientOf = (apiKey = settings.key) =>
   new Anthropic({baseURL: settings.gateway, apiKey, maxRetries: 0, timeout: 60_000});
 const client = clientOf();
-const ask = (content) => [{role: "user", content}];
-
-// What `promise` was rejected with; fails when it was fulfilled.
-async function rejection(promise) {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  assert.fail("the request succeeded");
-}
 
 test("messages: a whole answer", async () => {
   const message = await client.messages.create({model: "test-model", max_tokens: 64, messages: ask("Is the sky blue?")});

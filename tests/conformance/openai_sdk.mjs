@@ -13,6 +13,8 @@ import {test} from "node:test";
 import {setTimeout as sleep} from "node:timers/promises";
 import {pathToFileURL} from "node:url";
 
+import {ask, rejection} from "./sdk_checks.mjs";
+
 const settings = JSON.parse(process.argv[2]);
 const sdk = await import(pathToFileURL(`${settings.packages}/node_modules/openai/index.mjs`));
 const {default: OpenAI, APIError, APIConnectionError, AuthenticationError, BadRequestError,
@@ -21,17 +23,6 @@ const {default: OpenAI, APIError, APIConnectionError, AuthenticationError, BadRe
 // No retries: a request the SDK would retry must not hide a failure.
 const clientOf = (baseURL, apiKey = settings.key) => new OpenAI({baseURL, apiKey, maxRetries: 0, timeout: 60_000});
 const client = clientOf(settings.gateway);
-const ask = (content) => [{role: "user", content}];
-
-// What `promise` was rejected with; fails when it was fulfilled.
-async function rejection(promise) {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  assert.fail("the request succeeded");
-}
 
 async function collect(stream) {
   const chunks = [];

@@ -81,7 +81,7 @@
 #include "llmgate/server/model_backends.hpp"          // model_index
 #include "llmgate/server/operations/request_log.hpp"  // request_log
 #include "llmgate/server/response_ids.hpp"            // response_ids
-#include "llmgate/server/http/responses.hpp"          // json_response, error_response
+#include "llmgate/server/http/responses.hpp"          // text_response, http_response
 #include "llmgate/server/routing/gateway_router.hpp"  // route_summary
 #include "llmgate/server/spending/spending_ledger.hpp"  // spending_ledger
 #include "llmgate/server/spending/spending_refusal_response.hpp"  // spending_refusal_response

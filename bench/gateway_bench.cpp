@@ -36,7 +36,8 @@
 //                     x-portkey-* headers. Their processor time is added to
 //                     this process's in cpu_us_per_request.
 //   gateway_hits      closed loop, 32 connections: exact hits (the same
-//                     request) and semantic hits (a rephrasing of a stored
+//                     request; also through /v1/messages, Anthropic's form
+//                     of the same question, kind "messages") and semantic hits (a rephrasing of a stored
 //                     one; with both tiers, exact hits after the first, as
 //                     the exact tier stores a semantic hit under its own
 //                     key), and, in the same turns, semantic hits of a
@@ -59,7 +60,7 @@
 //   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N] [--only overhead|hits|coalescing|soak]
 //                         [--gateway-threads N] [--caches on|exact|off]
 //                         [--peers nginx,nginx_proxy_cache,portkey|none]
-//                         [--hit-paths exact,semantic,semantic_only,nginx_proxy_cache] [--hit-requests N]
+//                         [--hit-paths exact,messages,semantic,semantic_only,nginx_proxy_cache] [--hit-requests N]
 //                         [--nginx PATH] [--node PATH] [--portkey START_SERVER_JS]
 //
 // To count the gateway's instructions per hit (callgrind, one file per
@@ -253,12 +254,13 @@ struct load_result {
   double rps() const { return static_cast<double>(latency_us.size()) / seconds; }
 };
 
-// Sends request i (the body `body(i)`, after the header lines `headers`,
-// each ending in CRLF) on one of `connections` keep-alive connections: at
-// time start + i / rate when rate > 0 (open loop), else as soon as that
-// connection's previous answer is in (closed loop).
+// Sends request i (a POST of `target` with the body `body(i)`, after the
+// header lines `headers`, each ending in CRLF) on one of `connections`
+// keep-alive connections: at time start + i / rate when rate > 0 (open
+// loop), else as soon as that connection's previous answer is in (closed loop).
 load_result drive(unsigned short port, std::size_t requests, std::size_t connections, double rate,
-                  const std::function<std::string(std::size_t)>& body, const std::string& headers = {}) {
+                  const std::function<std::string(std::size_t)>& body, const std::string& headers = {},
+                  const std::string& target = "/v1/chat/completions") {
   net::io_context io;
   std::vector<double> latency(requests);
   std::atomic<std::size_t> next{0}, errors{0}, answered{0};
@@ -281,9 +283,8 @@ load_result drive(unsigned short port, std::size_t requests, std::size_t connect
         sent = due(i);
       }
       const std::string content = body(i);
-      request.assign(
-          "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer bench-key\r\n"
-          "Content-Type: application/json\r\n");
+      request.assign("POST ").append(target).append(
+          " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer bench-key\r\nContent-Type: application/json\r\n");
       request.append(headers).append("Content-Length: ");
       request.append(std::to_string(content.size())).append("\r\n\r\n").append(content);
       co_await net::async_write(socket, net::buffer(request), net::use_awaitable);
@@ -309,6 +310,14 @@ load_result drive(unsigned short port, std::size_t requests, std::size_t connect
 std::string chat(const std::string& question) {
   return boost::json::serialize(boost::json::object{
       {"model", "bench-model"},
+      {"messages", boost::json::array{boost::json::object{{"role", "user"}, {"content", question}}}}});
+}
+
+// The same question in Anthropic's Messages form (which requires max_tokens).
+std::string message(const std::string& question) {
+  return boost::json::serialize(boost::json::object{
+      {"model", "bench-model"},
+      {"max_tokens", 256},
       {"messages", boost::json::array{boost::json::object{{"role", "user"}, {"content", question}}}}});
 }
 
@@ -431,7 +440,7 @@ int main(int argc, char** argv) {
   // The hit paths to run (to profile one): exact, semantic (both tiers),
   // semantic_only (the semantic tier alone), nginx_proxy_cache; and how
   // many requests each gets.
-  std::string hit_list = "exact,semantic,semantic_only,nginx_proxy_cache";
+  std::string hit_list = "exact,messages,semantic,semantic_only,nginx_proxy_cache";
   std::size_t hit_requests = 200'000;
   // Where the peers are: the source tree's bench/peers and build/bench-node
   // (scripts/bench gateway installs nginx and Portkey there).
@@ -620,13 +629,16 @@ int main(int argc, char** argv) {
   if (runs("hits")) {
     // Only the gateways of the paths asked for (--hit-paths) are made, so
     // that a profile of one path sees that gateway's threads alone.
-    const bool both_tiers = wants_hits("exact") || wants_hits("semantic");
+    const bool both_tiers = wants_hits("exact") || wants_hits("messages") || wants_hits("semantic");
     std::optional<llmgate::gateway> gateway, semantic_only;
     const std::string stored = chat("What is the capital of France?");
+    const std::string stored_message = message("What is the capital of France?");
+    const std::string messages_target = "/v1/messages";
     if (both_tiers) {
       gateway.emplace(bench_config(upstream.port(), "on", gateway_threads), nullptr);
       gateway->start();
       drive(gateway->port(), 1, 1, 0, [&](std::size_t) { return stored; });
+      drive(gateway->port(), 1, 1, 0, [&](std::size_t) { return stored_message; }, {}, messages_target);
     }
     if (wants_hits("semantic_only")) {
       semantic_only.emplace(bench_config(upstream.port(), "semantic", gateway_threads), nullptr);
@@ -641,11 +653,15 @@ int main(int argc, char** argv) {
       unsigned short port;
       std::string body;
       std::function<double()> peer_cpu_seconds = {};  // a peer process's processor time so far
+      std::string target = "/v1/chat/completions";
       load_result measured = {};
     };
     std::vector<hit_path> paths;
     if (wants_hits("exact"))
       paths.push_back({"gateway, exact hits", "exact", "llmgate:exact", gateway->port(), stored});
+    if (wants_hits("messages"))
+      paths.push_back({"gateway, exact hits through /v1/messages", "messages", "", gateway->port(), stored_message, {},
+                       messages_target});
     if (wants_hits("semantic"))
       paths.push_back({"gateway, semantic hits", "semantic", "", gateway->port(), rephrased});
     if (semantic_only)
@@ -663,7 +679,8 @@ int main(int argc, char** argv) {
     for (std::size_t turn = 0; turn < hit_turns; ++turn)
       for (hit_path& path : paths) {
         const double peer_cpu_before = path.peer_cpu_seconds ? path.peer_cpu_seconds() : 0;
-        auto hits = drive(path.port, hit_requests / hit_turns, 32, 0, [&](std::size_t) { return path.body; });
+        auto hits =
+            drive(path.port, hit_requests / hit_turns, 32, 0, [&](std::size_t) { return path.body; }, {}, path.target);
         if (path.peer_cpu_seconds) hits.cpu_seconds += path.peer_cpu_seconds() - peer_cpu_before;
         path.measured.add(hits);
       }

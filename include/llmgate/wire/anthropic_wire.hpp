@@ -48,52 +48,76 @@ namespace detail {
 
 namespace json = boost::json;
 
-// The string member `name` of `object` (at `where`, "" for the request),
-// which must be there.
-inline std::string_view required_string(const json::object& object, std::string_view name, const std::string& where) {
-  const std::string param = where.empty() ? std::string(name) : where + "." + std::string(name);
+// Where a value is in the request ("messages[1].content[0]"), for a
+// refusal's param: a chain of names and indexes on the stack, written out
+// only when a refusal names it, so that a request read without fault
+// allocates no path. Each link names its parent: keep the parent alive.
+struct request_path {
+  const request_path* parent = nullptr;  // null: the request itself
+  std::string_view name = {};            // a member's name; empty for an element
+  std::size_t index = 0;                 // an element's index
+
+  request_path member(std::string_view member_name) const { return {this, member_name}; }
+  request_path element(std::size_t i) const { return {this, {}, i}; }
+  std::string text() const {
+    if (!parent) return std::string(name);
+    std::string out = parent->text();
+    if (name.empty()) return out + "[" + std::to_string(index) + "]";
+    return out.empty() ? std::string(name) : out + "." + std::string(name);
+  }
+};
+
+// The string member `name` of `object` (at `where`), which must be there.
+inline std::string_view required_string(const json::object& object, std::string_view name, const request_path& where) {
   const auto* value = object.if_contains(name);
+  if (value && value->is_string()) return value->get_string();
+  const std::string param = where.member(name).text();
   if (!value || value->is_null()) missing_parameter(param);
-  if (!value->is_string()) wrong_type(param, "a string", *value);
-  return value->get_string();
+  wrong_type(param, "a string", *value);
 }
 
-// A content given as a string or as blocks, as an array of blocks.
-inline json::array content_blocks(const json::value& content, const std::string& where) {
-  if (const auto* text = content.if_string()) return json::array{json::object{{"type", "text"}, {"text", *text}}};
-  if (!content.is_array()) wrong_type(where, "a string or an array of content blocks", content);
-  if (content.get_array().empty()) wrong_value(where, "at least one content block", content);
-  json::array blocks = content.get_array();
+// The blocks of a content that is not a string, each an object with a type.
+inline const json::array& content_blocks(const json::value& content, const request_path& where) {
+  if (!content.is_array()) wrong_type(where.text(), "a string or an array of content blocks", content);
+  const json::array& blocks = content.get_array();
+  if (blocks.empty()) wrong_value(where.text(), "at least one content block", content);
   for (std::size_t i = 0; i < blocks.size(); ++i) {
-    const std::string at = where + "[" + std::to_string(i) + "]";
-    if (!blocks[i].is_object()) wrong_type(at, "a content block (an object)", blocks[i]);
+    const request_path at = where.element(i);
+    if (!blocks[i].is_object()) wrong_type(at.text(), "a content block (an object)", blocks[i]);
     required_string(blocks[i].get_object(), "type", at);
   }
   return blocks;
 }
 
+// The text of a content that is a string or blocks (a tool result's).
+inline std::string content_text_of(const json::value& content, const request_path& where) {
+  if (const auto* text = content.if_string()) return std::string(*text);
+  return text_of(content_blocks(content, where));
+}
+
 // An image block as an OpenAI image_url part: its URL, or its base64 data
 // as a data: URL.
-inline json::object image_part(const json::object& block, const std::string& where) {
+inline json::object image_part(const json::object& block, const request_path& where) {
+  const request_path source_path = where.member("source");
   const auto* source = block.if_contains("source");
-  if (!source || !source->is_object()) missing_parameter(where + ".source");
+  if (!source || !source->is_object()) missing_parameter(source_path.text());
   const auto& from = source->get_object();
-  const std::string_view kind = required_string(from, "type", where + ".source");
+  const std::string_view kind = required_string(from, "type", source_path);
   std::string url;
   if (kind == "url") {
-    url = required_string(from, "url", where + ".source");
+    url = required_string(from, "url", source_path);
   } else if (kind == "base64") {
-    url = "data:" + std::string(required_string(from, "media_type", where + ".source")) + ";base64," +
-          std::string(required_string(from, "data", where + ".source"));
+    url = "data:" + std::string(required_string(from, "media_type", source_path)) + ";base64," +
+          std::string(required_string(from, "data", source_path));
   } else {
-    wrong_value(where + ".source.type", "\"base64\" or \"url\"", from.at("type"));
+    wrong_value(source_path.member("type").text(), "\"base64\" or \"url\"", from.at("type"));
   }
   return {{"type", "image_url"}, {"image_url", {{"url", std::move(url)}}}};
 }
 
-// Text and image blocks as an OpenAI message's content: one plain text
-// block as a string (as a chat-completions client sends it), else parts;
-// a text block's cache_control is kept on its part.
+// Text and image parts (OpenAI's form) as a message's content: one plain
+// text part as a string (as a chat-completions client sends it), else the
+// parts; a text block's cache_control is kept on its part.
 inline void set_content(chat_message& message, const json::array& parts) {
   const bool one_plain_text = parts.size() == 1 && parts[0].get_object().size() == 2 &&
                               parts[0].get_object().at("type") == "text";
@@ -104,19 +128,27 @@ inline void set_content(chat_message& message, const json::array& parts) {
 // One message of the request's "messages", appended to `out` as the chat
 // messages it means: tool results become tool messages (before the rest
 // of the user's turn), tool uses the assistant's tool_calls.
-inline void append_messages(const json::value& value, const std::string& where, std::vector<chat_message>& out) {
-  if (!value.is_object()) wrong_type(where, "an object", value);
+inline void append_messages(const json::value& value, const request_path& where, std::vector<chat_message>& out) {
+  if (!value.is_object()) wrong_type(where.text(), "an object", value);
   const auto& object = value.get_object();
   const std::string_view role = required_string(object, "role", where);
-  if (role != "user" && role != "assistant") wrong_value(where + ".role", "\"user\" or \"assistant\"", object.at("role"));
+  if (role != "user" && role != "assistant")
+    wrong_value(where.member("role").text(), "\"user\" or \"assistant\"", object.at("role"));
+  const request_path content_path = where.member("content");
   const auto* content = object.if_contains("content");
-  if (!content || content->is_null()) missing_parameter(where + ".content");
-  const json::array blocks = content_blocks(*content, where + ".content");
-
-  json::array parts;      // text and images
+  if (!content || content->is_null()) missing_parameter(content_path.text());
+  chat_message message;
+  message.role = role;
+  if (const auto* text = content->if_string()) {  // the common case, with nothing to translate
+    message.content = *text;
+    out.push_back(std::move(message));
+    return;
+  }
+  const json::array& blocks = content_blocks(*content, content_path);
+  json::array parts;       // text and images
   json::array tool_calls;  // the assistant's tool_use blocks
   for (std::size_t i = 0; i < blocks.size(); ++i) {
-    const std::string at = where + ".content[" + std::to_string(i) + "]";
+    const request_path at = content_path.element(i);
     const auto& block = blocks[i].get_object();
     const std::string_view type = block.at("type").get_string();
     if (type == "text") {
@@ -137,18 +169,16 @@ inline void append_messages(const json::value& value, const std::string& where, 
       result.role = "tool";
       const auto* result_content = block.if_contains("content");
       if (result_content && !result_content->is_null())
-        result.content = text_of(content_blocks(*result_content, at + ".content"));
+        result.content = content_text_of(*result_content, at.member("content"));
       result.extra.push_back({"tool_call_id", json_text(json::string(required_string(block, "tool_use_id", at)))});
       out.push_back(std::move(result));
     } else {
-      wrong_value(at + ".type",
+      wrong_value(at.member("type").text(),
                   role == "user" ? "\"text\", \"image\" or \"tool_result\"" : "\"text\" or \"tool_use\"",
                   block.at("type"));
     }
   }
   if (parts.empty() && tool_calls.empty() && !out.empty() && out.back().role == "tool") return;  // results alone
-  chat_message message;
-  message.role = role;
   if (!parts.empty()) set_content(message, parts);
   else if (!tool_calls.empty()) message.content_json = "null";  // as OpenAI writes a tool-calling turn
   if (!tool_calls.empty()) message.extra.push_back({"tool_calls", json_text(tool_calls)});
@@ -156,18 +186,18 @@ inline void append_messages(const json::value& value, const std::string& where, 
 }
 
 // Anthropic's tools as OpenAI's function tools.
-inline json::array openai_tools(const json::value& tools) {
-  if (!tools.is_array()) wrong_type("tools", "an array", tools);
+inline json::array openai_tools(const json::value& tools, const request_path& where) {
+  if (!tools.is_array()) wrong_type(where.text(), "an array", tools);
   json::array out;
   for (std::size_t i = 0; i < tools.get_array().size(); ++i) {
-    const std::string at = "tools[" + std::to_string(i) + "]";
+    const request_path at = where.element(i);
     const auto& tool = tools.get_array()[i];
-    if (!tool.is_object()) wrong_type(at, "an object", tool);
+    if (!tool.is_object()) wrong_type(at.text(), "an object", tool);
     const auto& object = tool.get_object();
     json::object function{{"name", required_string(object, "name", at)}};
     if (const auto* description = object.if_contains("description")) function["description"] = *description;
     const auto* schema = object.if_contains("input_schema");
-    if (!schema) missing_parameter(at + ".input_schema");
+    if (!schema) missing_parameter(at.member("input_schema").text());
     function["parameters"] = *schema;
     out.push_back(json::object{{"type", "function"}, {"function", std::move(function)}});
   }
@@ -183,8 +213,9 @@ inline chat_request parse_messages_request(const boost::json::value& value) {
   namespace json = boost::json;
   if (!value.is_object()) throw request_error("", "The request body must be a JSON object.");
   const auto& object = value.get_object();
+  const detail::request_path root;
   chat_request request;
-  request.model = detail::required_string(object, "model", "");
+  request.model = detail::required_string(object, "model", root);
   const auto* max_tokens = object.if_contains("max_tokens");
   if (!max_tokens || max_tokens->is_null()) detail::missing_parameter("max_tokens");
   if (!max_tokens->is_int64() && !max_tokens->is_uint64()) detail::wrong_type("max_tokens", "an integer", *max_tokens);
@@ -197,19 +228,26 @@ inline chat_request parse_messages_request(const boost::json::value& value) {
   if (const auto* system = object.if_contains("system"); system && !system->is_null()) {
     chat_message message;
     message.role = "system";
-    const json::array blocks = detail::content_blocks(*system, "system");
-    for (std::size_t i = 0; i < blocks.size(); ++i)
-      if (blocks[i].get_object().at("type") != "text")
-        detail::wrong_value("system[" + std::to_string(i) + "].type", "\"text\"", blocks[i].get_object().at("type"));
-    detail::set_content(message, blocks);
+    if (const auto* text = system->if_string()) {
+      message.content = *text;
+    } else {
+      const detail::request_path system_path = root.member("system");
+      const json::array& blocks = detail::content_blocks(*system, system_path);
+      for (std::size_t i = 0; i < blocks.size(); ++i)
+        if (blocks[i].get_object().at("type") != "text")
+          detail::wrong_value(system_path.element(i).member("type").text(), "\"text\"", blocks[i].get_object().at("type"));
+      detail::set_content(message, blocks);
+    }
     request.messages.push_back(std::move(message));
   }
   const auto* messages = object.if_contains("messages");
   if (!messages || messages->is_null()) detail::missing_parameter("messages");
   if (!messages->is_array()) detail::wrong_type("messages", "an array", *messages);
   if (messages->get_array().empty()) detail::wrong_value("messages", "at least one message", *messages);
+  const detail::request_path messages_path = root.member("messages");
+  request.messages.reserve(request.messages.size() + messages->get_array().size());
   for (std::size_t i = 0; i < messages->get_array().size(); ++i)
-    detail::append_messages(messages->get_array()[i], "messages[" + std::to_string(i) + "]", request.messages);
+    detail::append_messages(messages->get_array()[i], messages_path.element(i), request.messages);
 
   for (const auto& field : object) {
     const std::string_view name = field.key();
@@ -223,17 +261,18 @@ inline chat_request parse_messages_request(const boost::json::value& value) {
       if (const auto* user = v.get_object().if_contains("user_id"); user && !user->is_null())
         set_field(request.parameters, "user", detail::json_text(*user));
     } else if (name == "tools") {
-      set_field(request.parameters, "tools", detail::json_text(detail::openai_tools(v)));
+      set_field(request.parameters, "tools", detail::json_text(detail::openai_tools(v, root.member("tools"))));
     } else if (name == "tool_choice") {
       if (!v.is_object()) detail::wrong_type(name, "an object", v);
       const auto& choice = v.get_object();
-      const std::string_view type = detail::required_string(choice, "type", "tool_choice");
+      const detail::request_path choice_path = root.member("tool_choice");
+      const std::string_view type = detail::required_string(choice, "type", choice_path);
       json::value openai;
       if (type == "auto" || type == "none") openai = json::string(type);
       else if (type == "any") openai = "required";
       else if (type == "tool")
         openai = json::object{{"type", "function"},
-                              {"function", {{"name", detail::required_string(choice, "name", "tool_choice")}}}};
+                              {"function", {{"name", detail::required_string(choice, "name", choice_path)}}}};
       else detail::wrong_value("tool_choice.type", "\"auto\", \"any\", \"tool\" or \"none\"", choice.at("type"));
       set_field(request.parameters, "tool_choice", detail::json_text(openai));
       if (const auto* serial = choice.if_contains("disable_parallel_tool_use"); serial && *serial == true)

@@ -180,15 +180,15 @@ BOOST_AUTO_TEST_CASE(an_answer_is_written_as_a_message_in_anthropics_counting) {
 }
 
 BOOST_AUTO_TEST_CASE(a_stream_is_written_as_anthropics_events) {
-  messages_stream_events events;
-  std::string stream = events.start("msg_03", "m");
+  messages_stream_events events("msg_03");
+  std::string stream = events.start("m");
   stream += events.chunk({.content_delta = "Let me "});
   stream += events.chunk({.content_delta = "look."});
   stream += events.chunk({.content_delta = "",
                           .tool_call_deltas_json = R"([{"index":0,"id":"toolu_1","type":"function","function":{"name":"weather","arguments":""}}])"});
   stream += events.chunk({.content_delta = "", .tool_call_deltas_json = R"([{"index":0,"function":{"arguments":"{\"town\":"}}])"});
   stream += events.chunk({.content_delta = "", .tool_call_deltas_json = R"([{"index":0,"function":{"arguments":"\"Oslo\"}"}}])"});
-  stream += events.finish("tool_calls", {.prompt_tokens = 20, .completion_tokens = 9});
+  stream += events.finish({.finish_reason = "tool_calls", .usage = {.prompt_tokens = 20, .completion_tokens = 9}});
   const std::string usage_zero = R"("usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0})";
   BOOST_TEST(stream ==
              "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_03\",\"type\":\"message\","

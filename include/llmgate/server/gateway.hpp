@@ -18,6 +18,8 @@
 //   POST /v1/chat/completions   the pipeline; stream=true answers as SSE
 //   POST /v1/messages           the same pipeline in Anthropic's Messages form
 //                               (x-api-key or a Bearer token); shares the caches
+//   POST /v1/responses          the same pipeline in OpenAI's Responses form,
+//                               stateless (store false); shares the caches
 //   POST /v1/embeddings         the semantic cache's embedder (the built-in one, or the
 //                               "openai" kind's upstream, through the worker's async
 //                               embedder) and the models of mode "embedding"
@@ -126,6 +128,7 @@
 #include "llmgate/server/handlers/health.hpp"            // health_handler
 #include "llmgate/server/handlers/metrics.hpp"           // metrics_handler
 #include "llmgate/server/handlers/models.hpp"            // models_handler
+#include "llmgate/server/handlers/openai_responses_dialect.hpp"  // /v1/responses
 #include "llmgate/server/handlers/readiness.hpp"         // readiness_handler
 #include "llmgate/server/http/listener.hpp"              // listener
 #include "llmgate/server/operations/metrics.hpp"         // gateway_metrics
@@ -242,6 +245,8 @@ class basic_gateway {
                chat_handler<pipeline_type>(g.services_, answer))
           .add(http::verb::post, "/v1/messages", route_access::tenant,
                chat_handler<pipeline_type, anthropic_messages_dialect>(g.services_, answer))
+          .add(http::verb::post, "/v1/responses", route_access::tenant,
+               chat_handler<pipeline_type, openai_responses_dialect>(g.services_, answer))
           .add(http::verb::post, "/v1/feedback", route_access::tenant, feedback_handler{&g.feedback_, &g.ids_});
       if (embedder)
         routes.add(http::verb::post, "/v1/embeddings", route_access::tenant,

@@ -1,7 +1,8 @@
 // response_ids: the ids of the gateway's chat responses,
-// chatcmpl-llmgate-<this run's random prefix>-<answer number> (or msg_...
-// for an answer in Anthropic's form), and the answer number back from an
-// id (/v1/feedback names an answer by its id).
+// chatcmpl-llmgate-<this run's random prefix>-<answer number> (msg_... for
+// an answer in Anthropic's form, resp_... for one of OpenAI's Responses
+// API), and the answer number back from an id (/v1/feedback names an
+// answer by its id).
 #pragma once
 
 #include <atomic>       // std::atomic
@@ -23,6 +24,7 @@ class response_ids {
                   static_cast<unsigned long long>(static_cast<std::uint64_t>(entropy()) << 32 | entropy()));
     start_ = std::string("chatcmpl-llmgate-") + text + "-";
     message_start_ = std::string("msg_llmgate-") + text + "-";
+    response_start_ = std::string("resp_llmgate-") + text + "-";
   }
 
   /// The next answer's number (from 1).
@@ -31,11 +33,14 @@ class response_ids {
   std::string id(std::uint64_t answer_number) const { return start_ + std::to_string(answer_number); }
   /// The id of an answer given as an Anthropic Message.
   std::string message_id(std::uint64_t answer_number) const { return message_start_ + std::to_string(answer_number); }
+  /// The id of an answer given as a Responses API response.
+  std::string response_id(std::uint64_t answer_number) const { return response_start_ + std::to_string(answer_number); }
 
   /// The answer number of one of this run's ids; 0 for another id.
   std::uint64_t number_of(std::string_view id) const {
     if (id.starts_with(start_)) id.remove_prefix(start_.size());
     else if (id.starts_with(message_start_)) id.remove_prefix(message_start_.size());
+    else if (id.starts_with(response_start_)) id.remove_prefix(response_start_.size());
     else return 0;
     std::uint64_t number = 0;
     const auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), number);
@@ -43,7 +48,7 @@ class response_ids {
   }
 
  private:
-  std::string start_, message_start_;
+  std::string start_, message_start_, response_start_;
   std::atomic<std::uint64_t> answers_{0};
 };
 

@@ -39,6 +39,7 @@
 #include "llmgate/chat/chat.hpp"                     // chat_request, chat_response, chat_chunk
 #include "llmgate/chat/request_error.hpp"            // request_error
 #include "llmgate/wire/detail/json_appender.hpp"     // json_appender
+#include "llmgate/wire/detail/request_path.hpp"      // request_path, required_string, set_parts_content
 #include "llmgate/wire/detail/standard_parameters.hpp"  // missing_parameter, wrong_type, wrong_value
 #include "llmgate/wire/openai_wire.hpp"              // detail::json_text, text_of, array_of
 
@@ -47,34 +48,6 @@ namespace llmgate::inline v0 {
 namespace detail {
 
 namespace json = boost::json;
-
-// Where a value is in the request ("messages[1].content[0]"), for a
-// refusal's param: a chain of names and indexes on the stack, written out
-// only when a refusal names it, so that a request read without fault
-// allocates no path. Each link names its parent: keep the parent alive.
-struct request_path {
-  const request_path* parent = nullptr;  // null: the request itself
-  std::string_view name = {};            // a member's name; empty for an element
-  std::size_t index = 0;                 // an element's index
-
-  request_path member(std::string_view member_name) const { return {this, member_name}; }
-  request_path element(std::size_t i) const { return {this, {}, i}; }
-  std::string text() const {
-    if (!parent) return std::string(name);
-    std::string out = parent->text();
-    if (name.empty()) return out + "[" + std::to_string(index) + "]";
-    return out.empty() ? std::string(name) : out + "." + std::string(name);
-  }
-};
-
-// The string member `name` of `object` (at `where`), which must be there.
-inline std::string_view required_string(const json::object& object, std::string_view name, const request_path& where) {
-  const auto* value = object.if_contains(name);
-  if (value && value->is_string()) return value->get_string();
-  const std::string param = where.member(name).text();
-  if (!value || value->is_null()) missing_parameter(param);
-  wrong_type(param, "a string", *value);
-}
 
 // The blocks of a content that is not a string, each an object with a type.
 inline const json::array& content_blocks(const json::value& content, const request_path& where) {
@@ -113,16 +86,6 @@ inline json::object image_part(const json::object& block, const request_path& wh
     wrong_value(source_path.member("type").text(), "\"base64\" or \"url\"", from.at("type"));
   }
   return {{"type", "image_url"}, {"image_url", {{"url", std::move(url)}}}};
-}
-
-// Text and image parts (OpenAI's form) as a message's content: one plain
-// text part as a string (as a chat-completions client sends it), else the
-// parts; a text block's cache_control is kept on its part.
-inline void set_content(chat_message& message, const json::array& parts) {
-  const bool one_plain_text = parts.size() == 1 && parts[0].get_object().size() == 2 &&
-                              parts[0].get_object().at("type") == "text";
-  message.content = text_of(parts);
-  if (!one_plain_text) message.content_json = json_text(parts);
 }
 
 // One message of the request's "messages", appended to `out` as the chat
@@ -179,7 +142,7 @@ inline void append_messages(const json::value& value, const request_path& where,
     }
   }
   if (parts.empty() && tool_calls.empty() && !out.empty() && out.back().role == "tool") return;  // results alone
-  if (!parts.empty()) set_content(message, parts);
+  if (!parts.empty()) set_parts_content(message, parts);
   else if (!tool_calls.empty()) message.content_json = "null";  // as OpenAI writes a tool-calling turn
   if (!tool_calls.empty()) message.extra.push_back({"tool_calls", json_text(tool_calls)});
   out.push_back(std::move(message));
@@ -236,7 +199,7 @@ inline chat_request parse_messages_request(const boost::json::value& value) {
       for (std::size_t i = 0; i < blocks.size(); ++i)
         if (blocks[i].get_object().at("type") != "text")
           detail::wrong_value(system_path.element(i).member("type").text(), "\"text\"", blocks[i].get_object().at("type"));
-      detail::set_content(message, blocks);
+      detail::set_parts_content(message, blocks);
     }
     request.messages.push_back(std::move(message));
   }
@@ -395,19 +358,25 @@ inline std::string messages_error_body(std::string_view type, std::string_view m
 }
 
 /// A streamed answer as Anthropic's server-sent events, built from the
-/// chat layer's chunks: message_start (and a ping), then per content block
+/// chat layer's chunks (the events of named_event_stream.hpp): message_start (and a ping), then per content block
 /// content_block_start, its deltas (text_delta, or input_json_delta for a
 /// tool call's arguments) and content_block_stop, then message_delta with
 /// the stop reason and usage, and message_stop. Each call returns the
 /// events' text to send.
 class messages_stream_events {
  public:
-  std::string start(std::string_view id, std::string_view model) {
+  explicit messages_stream_events(std::string id) : id_(std::move(id)) {}
+
+  /// The message's id.
+  const std::string& id() const noexcept { return id_; }
+
+  /// message_start (naming `model`) and a ping.
+  std::string start(std::string_view model) {
     std::string out;
     begin_event(out, "message_start");
     detail::json_appender json(out);
     json.raw("{\"type\":\"message_start\",\"message\":{\"id\":");
-    json.string(id);
+    json.string(id_);
     json.raw(",\"type\":\"message\",\"role\":\"assistant\",\"model\":");
     json.string(model);
     json.raw(",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{");
@@ -452,16 +421,17 @@ class messages_stream_events {
     return out;
   }
 
-  /// The end: the open block stopped, the stop reason and usage, message_stop.
-  std::string finish(std::string_view finish_reason, const token_usage& usage) {
+  /// The end of `response`, whose chunks came: the open block stopped,
+  /// the stop reason and usage, message_stop.
+  std::string finish(const chat_response& response) {
     std::string out;
     close_block(out);
     begin_event(out, "message_delta");
     detail::json_appender json(out);
     json.raw("{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":");
-    json.string(anthropic_stop_reason(finish_reason));
+    json.string(anthropic_stop_reason(response.finish_reason));
     json.raw(",\"stop_sequence\":null},\"usage\":{");
-    detail::append_anthropic_usage(json, usage);
+    detail::append_anthropic_usage(json, response.usage);
     json.raw("}}");
     end_event(out);
     begin_event(out, "message_stop");
@@ -523,6 +493,7 @@ class messages_stream_events {
     end_event(out);
   }
 
+  std::string id_;
   block open_ = block::none;
   std::size_t index_ = 0;        // of the open block, or of the next one
   std::int64_t open_tool_ = -1;  // the OpenAI index of the open tool_use block

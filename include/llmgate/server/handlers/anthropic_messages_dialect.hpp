@@ -5,7 +5,8 @@
 // object with its type for the status (invalid_request_error,
 // authentication_error, not_found_error, rate_limit_error, api_error,
 // overloaded_error...), a whole answer as a Message, a stream as
-// Anthropic's events (http/anthropic_event_stream.hpp). A PML prompt is
+// Anthropic's events (messages_stream_events, sent by
+// http/named_event_stream.hpp). A PML prompt is
 // not read here: Messages requests carry none. What an answer cost or
 // saved is told by the x-llmgate-* headers only: Anthropic's usage has no
 // field for it.
@@ -22,8 +23,9 @@
 
 #include "llmgate/chat/chat.hpp"                             // chat_request, chat_response
 #include "llmgate/prompt/schema_registry.hpp"                // schema_registry
-#include "llmgate/server/http/anthropic_event_stream.hpp"    // anthropic_event_stream
+#include "llmgate/server/http/named_event_stream.hpp"        // named_event_stream
 #include "llmgate/server/http/exchange.hpp"                  // response_stream
+#include "llmgate/server/http/openai_errors.hpp"             // openai_error_message
 #include "llmgate/server/http/responses.hpp"                 // text_response, http_response
 #include "llmgate/server/response_ids.hpp"                   // response_ids
 #include "llmgate/wire/anthropic_wire.hpp"                   // parse_messages_request, messages_response_body
@@ -31,11 +33,11 @@
 namespace llmgate::inline v0 {
 
 struct anthropic_messages_dialect {
-  using stream = anthropic_event_stream;
+  using stream = named_event_stream<messages_stream_events>;
 
   static stream open_stream(response_stream& out, const response_ids& ids, std::uint64_t number, std::int64_t,
                             bool keep_alive) {
-    return stream(out, ids.message_id(number), keep_alive);
+    return stream(out, messages_stream_events(ids.message_id(number)), keep_alive);
   }
 
   static chat_request read(std::string_view body, const schema_registry&, std::size_t max_depth) {
@@ -45,7 +47,8 @@ struct anthropic_messages_dialect {
   /// OpenAI's error object `error` in Anthropic's form.
   static http_response error(http_status status, const boost::json::object& error) {
     return text_response("application/json",
-                         messages_error_body(anthropic_error_type(static_cast<unsigned>(status)), message_of(error)),
+                         messages_error_body(anthropic_error_type(static_cast<unsigned>(status)),
+                                             openai_error_message(error)),
                          status);
   }
 
@@ -59,15 +62,7 @@ struct anthropic_messages_dialect {
   }
 
   static boost::asio::awaitable<void> fail(stream& s, http_status status, const boost::json::object& error) {
-    return s.fail(anthropic_error_type(static_cast<unsigned>(status)), message_of(error));
-  }
-
- private:
-  // The message of OpenAI's {"error": {"message": ...}} object.
-  static std::string_view message_of(const boost::json::object& error) {
-    const auto* inner = error.if_contains("error");
-    const auto* message = inner && inner->is_object() ? inner->get_object().if_contains("message") : nullptr;
-    return message && message->is_string() ? std::string_view(message->get_string()) : std::string_view("error");
+    return s.fail(anthropic_error_type(static_cast<unsigned>(status)), openai_error_message(error));
   }
 };
 

@@ -1,11 +1,11 @@
-// POST /v1/chat/completions and POST /v1/messages: a chat request through
-// the gateway's pipeline (the user's stages, the router, the exact and
-// semantic caches, the model's backends), answered whole or streamed as
-// server-sent events, in the form of the API asked: OpenAI's chat
-// completions or Anthropic's Messages, each a dialect
-// (handlers/openai_chat_dialect.hpp, handlers/anthropic_messages_dialect.hpp)
-// that reads the body and writes the answers and errors. What follows is
-// the same for both.
+// POST /v1/chat/completions, /v1/messages and /v1/responses: a chat request
+// through the gateway's pipeline (the user's stages, the router, the exact
+// and semantic caches, the model's backends), answered whole or streamed
+// as server-sent events, in the form of the API asked: OpenAI's chat
+// completions, Anthropic's Messages or OpenAI's Responses, each a dialect
+// (handlers/openai_chat_dialect.hpp, anthropic_messages_dialect.hpp,
+// openai_responses_dialect.hpp) that reads the body and writes the answers
+// and errors. What follows is the same for all three.
 //
 // Before the pipeline: the body is parsed and its standard fields checked
 // (400 naming the param), the PML prompt it carries (a "pml" field or a

@@ -6,9 +6,10 @@
 // for it (stream_options.include_usage) and data: [DONE].
 //
 // A dialect is what chat_handler (handlers/chat.hpp) is given to speak one
-// API's form; anthropic_messages_dialect.hpp is the other. The handler's
-// errors are built as OpenAI's error object, which each dialect writes in
-// its own form.
+// API's form; anthropic_messages_dialect.hpp and
+// openai_responses_dialect.hpp are the others. The handler's errors are
+// built as OpenAI's error object, which each dialect writes in its own
+// form.
 #pragma once
 
 #include <cstddef>      // std::size_t

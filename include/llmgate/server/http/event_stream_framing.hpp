@@ -1,6 +1,6 @@
 // event_stream_framing: what the gateway's server-sent-event streams
-// share, whatever their events (OpenAI's in sse_stream.hpp, Anthropic's in
-// anthropic_event_stream.hpp): the head (200, text/event-stream, no-cache,
+// share, whatever their events (OpenAI's chat completions' in sse_stream.hpp,
+// named events in named_event_stream.hpp): the head (200, text/event-stream, no-cache,
 // chunked transfer) and the body's chunks, framed as Beast's make_chunk
 // and make_chunk_last frame them: "<hex size>\r\n<data>\r\n" and "0\r\n\r\n".
 #pragma once

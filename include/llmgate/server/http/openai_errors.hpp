@@ -18,4 +18,12 @@ inline boost::json::object openai_error(std::string_view message, std::string_vi
   return {{"error", std::move(error)}};
 }
 
+/// The message of an {"error": {"message": ...}} object, for a dialect
+/// that writes errors in another form.
+inline std::string_view openai_error_message(const boost::json::object& error) {
+  const auto* inner = error.if_contains("error");
+  const auto* message = inner && inner->is_object() ? inner->get_object().if_contains("message") : nullptr;
+  return message && message->is_string() ? std::string_view(message->get_string()) : std::string_view("error");
+}
+
 }  // namespace llmgate::inline v0

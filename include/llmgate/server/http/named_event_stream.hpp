@@ -1,10 +1,13 @@
-// anthropic_event_stream: a chat answer sent to the client as Anthropic's
-// Messages events (wire/anthropic_wire.hpp writes them): message_start and
-// a ping when the stream starts, content blocks as the chunks come,
-// message_delta (stop reason and usage) and message_stop at the end, or an
-// error event where the answer breaks off. Headers go out with the first
-// event, as sse_stream's do; the body is framed in chunks
-// (event_stream_framing.hpp).
+// named_event_stream: a chat answer sent to the client as server-sent
+// events that carry their names ("event: message_start"), as Anthropic's
+// Messages API and OpenAI's Responses API stream. What the events say is
+// Events' (wire/anthropic_wire.hpp's messages_stream_events,
+// wire/openai_responses_wire.hpp's responses_stream_events); this sends
+// them: headers with the first events, as sse_stream's go, then each
+// call's events as one chunk of the body (event_stream_framing.hpp).
+//
+// Events provides id(), start(model), chunk(chat_chunk), finish(chat_response)
+// and error(type, message), each returning the events' text.
 //
 // Arguments to coroutines are named objects, never temporaries: GCC 12
 // destroys some temporaries of a co_await expression too early.
@@ -21,27 +24,28 @@
 #include "llmgate/chat/chat.hpp"                         // chat_chunk, chat_response
 #include "llmgate/server/http/event_stream_framing.hpp"  // set_event_stream_head, append_http_chunk
 #include "llmgate/server/http/exchange.hpp"              // response_stream
-#include "llmgate/wire/anthropic_wire.hpp"               // messages_stream_events
 
 namespace llmgate::inline v0 {
 
-class anthropic_event_stream {
+template <class Events>
+class named_event_stream {
  public:
-  anthropic_event_stream(response_stream& out, std::string id, bool keep_alive)
-      : out_(out), id_(std::move(id)), keep_alive_(keep_alive) {}
+  named_event_stream(response_stream& out, Events events, bool keep_alive)
+      : out_(out), events_(std::move(events)), keep_alive_(keep_alive) {}
 
   /// Adds a header; only before start().
   void header(std::string_view name, std::string_view value) { header_.set(name, value); }
 
   bool started() const noexcept { return started_; }
-  const std::string& id() const noexcept { return id_; }
+  const Events& events() const noexcept { return events_; }
+  const std::string& id() const noexcept { return events_.id(); }
 
-  /// Sends the headers, message_start (naming `model`) and a ping.
+  /// Sends the headers and the opening events, naming `model`.
   boost::asio::awaitable<void> start(std::string model) {
     started_ = true;
     detail::set_event_stream_head(header_, keep_alive_);
     co_await out_.start(header_.base());
-    events_text_ = events_.start(id_, model);
+    events_text_ = events_.start(model);
     co_await send_events();
   }
 
@@ -51,16 +55,16 @@ class anthropic_event_stream {
     if (!events_text_.empty()) co_await send_events();
   }
 
-  /// The end of an answer that came whole: its stop reason and usage.
+  /// The closing events of an answer that came whole, then the end of the body.
   boost::asio::awaitable<void> finish(const chat_response& response) {
-    events_text_ = events_.finish(response.finish_reason, response.usage);
+    events_text_ = events_.finish(response);
     co_await send_events();
     co_await out_.write(detail::last_http_chunk);
   }
 
-  /// An error event (Anthropic's error `type`), then the end of the body.
+  /// An error event (of error `type`), then the end of the body.
   boost::asio::awaitable<void> fail(std::string_view type, std::string_view message) {
-    events_text_ = messages_stream_events::error(type, message);
+    events_text_ = events_.error(type, message);
     co_await send_events();
     co_await out_.write(detail::last_http_chunk);
   }
@@ -76,10 +80,9 @@ class anthropic_event_stream {
 
   response_stream& out_;
   boost::beast::http::response<boost::beast::http::empty_body> header_;
-  std::string id_;
+  Events events_;
   bool keep_alive_;
   bool started_ = false;
-  messages_stream_events events_;
   std::string events_text_;  // the events being written
   std::string bytes_;        // their bytes, framed; reused
 };

@@ -1,8 +1,8 @@
 // POST /v1/messages end to end over real sockets, in front of an in-test
 // OpenAI-compatible upstream: Anthropic's Messages form read and answered
 // (whole and streamed), the upstream asked in OpenAI's form, the caches
-// shared with /v1/chat/completions (and never across tool policies), the
-// key taken from x-api-key, and errors as Anthropic's error objects with
+// shared with /v1/chat/completions (gateway_routes_test checks what every
+// chat route must of the caches), the key taken from x-api-key, and errors as Anthropic's error objects with
 // its types.
 #include <string>   // std::string
 #include <utility>  // std::pair
@@ -94,53 +94,6 @@ BOOST_AUTO_TEST_CASE(both_routes_share_the_caches_entries) {
   BOOST_TEST(again.header("x-llmgate-cache") == "exact");
   BOOST_TEST(json::serialize(again.json().at("content")) == R"([{"type":"text","text":"Paris."}])");
   BOOST_TEST(upstream.requests(chat_path) == 1u);
-}
-
-BOOST_AUTO_TEST_CASE(an_answer_is_never_served_to_a_request_with_another_tool_policy) {
-  // The upstream calls the tool unless tool_choice is "none".
-  upstream_server upstream;
-  upstream.on(chat_path, [](const received_request& request) {
-    const json::value asked = request.json();
-    const auto* choice = asked.as_object().if_contains("tool_choice");
-    if (choice && *choice == "none") return reply::chat("Without tools: sunny.");
-    return reply::json(json::parse(R"({"id":"c","object":"chat.completion","created":1700000000,"model":"test-model",
-        "choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
-        "tool_calls":[{"id":"call_1","type":"function","function":{"name":"weather","arguments":"{}"}}]}}],
-        "usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}})"));
-  });
-  upstream.start();
-  gateway server(upstream_config(upstream.url("/v1")));
-  server.start();
-
-  const std::string tools = R"("tools":[{"type":"function","function":{"name":"weather","parameters":{"type":"object"}}}])";
-  const auto chat = [&](const std::string& choice) {
-    return call(server.port(), http::verb::post, chat_path,
-                R"({"model":"test-model","max_tokens":64,"messages":[{"role":"user","content":"Weather?"}],)" + tools +
-                    R"(,"tool_choice":)" + choice + "}",
-                "key-acme");
-  };
-  const http_reply calls = chat(R"("auto")");
-  BOOST_TEST(calls.json().at("choices").at(0).at("finish_reason") == "tool_calls");
-  const http_reply none = chat(R"("none")");
-  BOOST_TEST(none.header("x-llmgate-cache") == "miss");
-  BOOST_TEST(none.json().at("choices").at(0).at("message").at("content") == "Without tools: sunny.");
-  BOOST_TEST(upstream.requests(chat_path) == 2u);
-
-  // Through /v1/messages each policy finds its own answer, never the other's.
-  const std::string anthropic_tools = R"("tools":[{"name":"weather","input_schema":{"type":"object"}}])";
-  const auto message = [&](const std::string& choice) {
-    return messages(server, R"({"model":"test-model","max_tokens":64,"messages":[{"role":"user","content":"Weather?"}],)" +
-                                anthropic_tools + R"(,"tool_choice":)" + choice + "}");
-  };
-  const http_reply anthropic_none = message(R"({"type":"none"})");
-  BOOST_TEST(anthropic_none.header("x-llmgate-cache") == "exact");
-  BOOST_TEST(json::serialize(anthropic_none.json().at("content")) == R"([{"type":"text","text":"Without tools: sunny."}])");
-  const http_reply anthropic_auto = message(R"({"type":"auto"})");
-  BOOST_TEST(anthropic_auto.header("x-llmgate-cache") == "exact");
-  BOOST_TEST(anthropic_auto.json().at("stop_reason") == "tool_use");
-  BOOST_TEST(json::serialize(anthropic_auto.json().at("content")) ==
-             R"([{"type":"tool_use","id":"call_1","name":"weather","input":{}}])");
-  BOOST_TEST(upstream.requests(chat_path) == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(a_stream_is_answered_as_anthropics_events) {

@@ -7,9 +7,9 @@
 //        "gateway": "http://127.0.0.1:<port>", "key": "..."}'
 //
 // The gateway serves test-model (the in-test OpenAI-compatible upstream,
-// which answers "Answer to: <last message>", calls the tool "weather" when
-// asked "CALL weather", and fails with a 500 when asked "FAIL") and
-// stories260K (node-llama-cpp).
+// which answers as sdk_upstream.hpp says: "Answer to: <last message>", the
+// tool "weather" called when asked "CALL weather", a 500 when asked "FAIL")
+// and stories260K (node-llama-cpp).
 import assert from "node:assert/strict";
 import {test} from "node:test";
 import {pathToFileURL} from "node:url";

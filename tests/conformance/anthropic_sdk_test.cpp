@@ -17,31 +17,11 @@
 #include "../backend/upstream_server.hpp"
 #include "../node/node_process.hpp"  // run_node, llama_harness, top_level_results
 #include "../skip_test.hpp"          // skip_test
-
-namespace {
+#include "sdk_upstream.hpp"          // sdk_upstream_answer
 
 using namespace llmgate;
 using namespace llmgate::test;
 namespace json = boost::json;
-
-// The upstream as the script expects it: "Answer to: <last message>",
-// streamed or not; the tool "weather" called for a question starting
-// "CALL weather"; a 500 for one starting "FAIL".
-reply answer(const received_request& request) {
-  const auto chat = parse_chat_request(request.json());
-  const std::string question = content_text(chat.messages.back());
-  if (question.starts_with("FAIL")) return reply::openai_error(500, "server_error", "internal", "upstream broke");
-  if (question.starts_with("CALL weather"))
-    return reply::json(json::parse(R"({"id":"chatcmpl-tool","object":"chat.completion","created":1700000000,
-        "model":"test-model","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant",
-        "content":null,"tool_calls":[{"id":"call_1","type":"function",
-        "function":{"name":"weather","arguments":"{\"town\":\"Oslo\"}"}}]}}],
-        "usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}})"));
-  const std::string text = "Answer to: " + question;
-  return chat.stream ? reply::chat_stream({text.substr(0, 10), text.substr(10)}) : reply::chat(text);
-}
-
-}  // namespace
 
 BOOST_AUTO_TEST_SUITE(anthropic_sdk_test)
 
@@ -51,7 +31,7 @@ BOOST_AUTO_TEST_CASE(official_anthropic_client_against_the_gateway) {
   const auto engine = llama_harness("anthropic_sdk_test.harness.log");
   BOOST_REQUIRE_MESSAGE(engine.base_url(), "the engine did not start, see anthropic_sdk_test.harness.log");
   upstream_server upstream;
-  upstream.on("/v1/chat/completions", answer);
+  upstream.on("/v1/chat/completions", sdk_upstream_answer);
   upstream.start();
 
   gateway_config config;

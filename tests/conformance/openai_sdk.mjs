@@ -5,9 +5,11 @@
 //   node --test-reporter=tap openai_sdk.mjs '{"packages": "<folder holding node_modules>",
 //        "gateway": "http://127.0.0.1:<port>/v1", "narrow": "...", "key": "..."}'
 //
-// "gateway" serves test-model (the in-test upstream), stale-model (the same
-// behind a relay that closes connections idle for a second) and stories260K
-// (node-llama-cpp); "narrow" admits one request at a time.
+// "gateway" serves test-model (the in-test upstream, answering as
+// sdk_upstream.hpp says: "Answer to: <last message>", the tool "weather"
+// called when asked "CALL weather", a 500 when asked "FAIL"), stale-model
+// (the same behind a relay that closes connections idle for a second) and
+// stories260K (node-llama-cpp); "narrow" admits one request at a time.
 import assert from "node:assert/strict";
 import {test} from "node:test";
 import {setTimeout as sleep} from "node:timers/promises";
@@ -18,7 +20,7 @@ import {ask, rejection} from "./sdk_checks.mjs";
 const settings = JSON.parse(process.argv[2]);
 const sdk = await import(pathToFileURL(`${settings.packages}/node_modules/openai/index.mjs`));
 const {default: OpenAI, APIError, APIConnectionError, AuthenticationError, BadRequestError,
-       NotFoundError, RateLimitError} = sdk;
+       InternalServerError, NotFoundError, RateLimitError} = sdk;
 
 // No retries: a request the SDK would retry must not hide a failure.
 const clientOf = (baseURL, apiKey = settings.key) => new OpenAI({baseURL, apiKey, maxRetries: 0, timeout: 60_000});
@@ -185,6 +187,82 @@ test("stale pool: after a burst and 1.5 s of quiet every request succeeds", asyn
   await burst("two");
 });
 
+test("responses: a whole response", async () => {
+  const response = await client.responses.create({model: "test-model", input: "Is the sky blue?"});
+  assert.equal(response.object, "response");
+  assert.match(response.id, /^resp_llmgate-/);
+  assert.equal(response.status, "completed");
+  assert.equal(response.model, "test-model");
+  assert.equal(response.output_text, "Answer to: Is the sky blue?");
+  assert.equal(response.output.length, 1);
+  assert.equal(response.output[0].type, "message");
+  assert.equal(response.output[0].role, "assistant");
+  assert.deepEqual(response.usage, {input_tokens: 10, input_tokens_details: {cached_tokens: 0}, output_tokens: 5,
+                                    output_tokens_details: {reasoning_tokens: 0}, total_tokens: 15});
+});
+
+test("responses: a cached response is the fresh one, byte for byte", async () => {
+  const request = {model: "test-model", instructions: "Be brief.", input: "Is water wet?"};
+  const fresh = await client.responses.create(request).withResponse();
+  const cached = await client.responses.create(request).withResponse();
+  assert.equal(fresh.response.headers.get("x-llmgate-cache"), "miss");
+  assert.equal(cached.response.headers.get("x-llmgate-cache"), "exact");
+  assert.deepEqual(cached.data.output[0].content, fresh.data.output[0].content);
+  assert.equal(cached.data.output_text, "Answer to: Is water wet?");
+});
+
+test("responses: the SDK's stream helper assembles the streamed response", async () => {
+  const stream = client.responses.stream({model: "test-model", input: "Why is the sea salty?"});
+  let text = "";
+  stream.on("response.output_text.delta", (event) => { text += event.delta; });
+  const response = await stream.finalResponse();  // the helper's final response has no output_text
+  assert.equal(text, "Answer to: Why is the sea salty?");
+  assert.equal(response.status, "completed");
+  assert.equal(response.output[0].content[0].text, "Answer to: Why is the sea salty?");
+  assert.equal(response.usage.output_tokens, 5);
+});
+
+test("responses: stream: true gives the Responses events in order, numbered", async () => {
+  const events = [];
+  for await (const event of await client.responses.create({model: "test-model", input: "Count to two.", stream: true}))
+    events.push(event);
+  assert.deepEqual(events.map((e) => e.type),
+                   ["response.created", "response.in_progress", "response.output_item.added",
+                    "response.content_part.added", "response.output_text.delta", "response.output_text.delta",
+                    "response.output_text.done", "response.content_part.done", "response.output_item.done",
+                    "response.completed"]);
+  assert.deepEqual(events.map((e) => e.sequence_number), [...events.keys()]);
+});
+
+test("responses: a function call and its output make a round trip", async () => {
+  const tools = [{type: "function", name: "weather", description: "Today's weather", strict: false,
+                  parameters: {type: "object", properties: {town: {type: "string"}}}}];
+  const first = await client.responses.create({model: "test-model", tools, input: "CALL weather in Oslo"});
+  const call = first.output.find((item) => item.type === "function_call");
+  assert.deepEqual({call_id: call.call_id, name: call.name, arguments: call.arguments},
+                   {call_id: "call_1", name: "weather", arguments: "{\"town\":\"Oslo\"}"});
+  const second = await client.responses.create({
+    model: "test-model", tools,
+    input: [{role: "user", content: "CALL weather in Oslo"}, ...first.output,
+            {type: "function_call_output", call_id: call.call_id, output: "4 C and rain"}]});
+  assert.equal(second.output_text, "Answer to: 4 C and rain");
+});
+
+test("responses: previous_response_id is a BadRequestError naming it", async () => {
+  const error = await rejection(client.responses.create(
+      {model: "test-model", input: "And Spain?", previous_response_id: "resp_1"}));
+  assert.ok(error instanceof BadRequestError, String(error));
+  assert.equal(error.status, 400);
+  assert.equal(error.param, "previous_response_id");
+  assert.equal(error.code, "unsupported_parameter");
+});
+
+test("responses: an upstream failure is an InternalServerError", async () => {
+  const error = await rejection(client.responses.create({model: "test-model", input: "FAIL now"}));
+  assert.ok(error instanceof InternalServerError, String(error));
+  assert.ok(error.status >= 500, String(error.status));
+});
+
 test("engine: a whole completion from node-llama-cpp names the model asked for", async () => {
   const completion = await client.chat.completions.create(
       {model: "stories260K", messages: ask("Once upon a time"), max_tokens: 8});
@@ -206,4 +284,23 @@ test("engine: a stream from node-llama-cpp with include_usage", async () => {
   const last = chunks.at(-1);
   assert.deepEqual(last.choices, []);
   assert.ok(last.usage.completion_tokens > 0);
+});
+
+test("engine: a response from node-llama-cpp, whole and streamed", async () => {
+  const whole = await client.responses.create({model: "stories260K", input: "Once upon a time", max_output_tokens: 8});
+  assert.equal(whole.model, "stories260K");
+  assert.notEqual(whole.output_text, "");
+  assert.ok(["completed", "incomplete"].includes(whole.status), whole.status);
+  assert.ok(whole.usage.output_tokens > 0);
+  // Eight tokens may end the story short: the last event is then
+  // response.incomplete, which the SDK's stream helper does not read.
+  const events = [];
+  for await (const event of await client.responses.create(
+      {model: "stories260K", input: "The little dog", max_output_tokens: 8, stream: true})) events.push(event);
+  const text = events.filter((e) => e.type === "response.output_text.delta").map((e) => e.delta).join("");
+  assert.notEqual(text, "");
+  const last = events.at(-1);
+  assert.ok(["response.completed", "response.incomplete"].includes(last.type), last.type);
+  assert.equal(last.response.output[0].content[0].text, text);
+  assert.ok(last.response.usage.output_tokens > 0);
 });

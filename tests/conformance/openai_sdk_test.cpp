@@ -1,8 +1,10 @@
-// The gateway as the official OpenAI Node client sees it: openai_sdk.mjs
-// (beside this file) drives two gateways with the `openai` npm package
-// (tests/node, pinned to a 6.x release) and reports each check in TAP; this
-// suite starts what it talks to and judges the checks one by one:
-// - the in-test upstream (tests/backend/upstream_server.hpp) as test-model;
+// The gateway as the official OpenAI Node client sees it (chat
+// completions, embeddings and the Responses API): openai_sdk.mjs (beside
+// this file) drives two gateways with the `openai` npm package (tests/node,
+// pinned to a 6.x release) and reports each check in TAP; this suite starts
+// what it talks to and judges the checks one by one:
+// - the in-test upstream (tests/backend/upstream_server.hpp) as test-model,
+//   answering as sdk_upstream.hpp says;
 // - the same upstream behind a relay that closes connections idle for a
 //   second, as llama-server and uvicorn close idle keep-alive connections
 //   (stale-model);
@@ -33,6 +35,7 @@
 #include "../backend/upstream_server.hpp"
 #include "../node/node_process.hpp"  // run_node, llama_harness, top_level_results
 #include "../skip_test.hpp"          // skip_test
+#include "sdk_upstream.hpp"          // sdk_upstream_answer
 
 namespace {
 
@@ -124,21 +127,6 @@ class idle_closing_relay {
   std::thread thread_;
 };
 
-// "Answer to: <last user message>", streamed or not. A question starting
-// "burst" is answered after a pause, so that a burst holds one connection
-// per request; one starting "TOO LONG" gets the upstream's 400.
-reply answer(const received_request& request) {
-  const auto chat = parse_chat_request(request.json());
-  const std::string question = content_text(chat.messages.back());
-  if (question.starts_with("TOO LONG"))
-    return reply::openai_error(400, "invalid_request_error", "context_length_exceeded",
-                               "This model's maximum context length is 512 tokens.");
-  const std::string text = "Answer to: " + question;
-  auto out = chat.stream ? reply::chat_stream({text.substr(0, 10), text.substr(10)}) : reply::chat(text);
-  if (question.starts_with("burst")) out.first_byte_delay = std::chrono::milliseconds(200);
-  return out;
-}
-
 gateway_config base_config() {
   gateway_config config;
   config.listen.port = 0;
@@ -160,7 +148,7 @@ BOOST_AUTO_TEST_CASE(official_node_client_against_the_gateway) {
   BOOST_REQUIRE_MESSAGE(engine.base_url(), "the engine did not start, see openai_sdk_test.harness.log");
 
   upstream_server upstream;
-  upstream.on("/v1/chat/completions", answer);
+  upstream.on("/v1/chat/completions", sdk_upstream_answer);
   upstream.start();
   idle_closing_relay relay(upstream.port(), std::chrono::seconds(1));
 
@@ -180,7 +168,7 @@ BOOST_AUTO_TEST_CASE(official_node_client_against_the_gateway) {
   // One request at a time, none queued: a second concurrent one is refused.
   upstream_server slow;
   slow.on("/v1/chat/completions", [](const received_request& request) {
-    auto out = answer(request);
+    auto out = sdk_upstream_answer(request);
     out.first_byte_delay = std::chrono::milliseconds(1000);
     return out;
   });
@@ -204,7 +192,7 @@ BOOST_AUTO_TEST_CASE(official_node_client_against_the_gateway) {
 
   const auto results = top_level_results(run.output);
   // Every check the script holds ran: none was lost to a crash.
-  BOOST_TEST(results.size() == 17u);
+  BOOST_TEST(results.size() == 25u);
   for (const auto& result : results) BOOST_TEST(result.ok, "openai_sdk.mjs: " << result.name);
   BOOST_TEST(run.status == 0);
 }

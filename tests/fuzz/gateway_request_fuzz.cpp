@@ -2,8 +2,8 @@
 // parsing neither crashes nor hangs. The bytes are read as an HTTP/1.1
 // request the way the gateway reads one (Beast's parser, a body limit);
 // a body is read as JSON and then as a chat request, an Anthropic
-// Messages request, an embeddings request and a configuration, and a chat
-// request is taken apart the way the cache stages take it (scope,
+// Messages request, a Responses API request, an embeddings request and a
+// configuration, and a chat request is taken apart the way the cache stages take it (scope,
 // conversation, exact-cache text).
 // Errors are expected; only crashes, leaks and sanitizer reports fail.
 #include <cstddef>    // std::size_t
@@ -15,6 +15,7 @@
 #include <boost/json/parse.hpp>
 
 #include "llmgate/wire/anthropic_wire.hpp"  // the Anthropic Messages form
+#include "llmgate/wire/openai_responses_wire.hpp"  // the Responses API's form
 #include "llmgate/wire/openai_wire.hpp"     // the OpenAI wire form
 #include "llmgate/backend/embedding.hpp"
 #include "llmgate/pipeline/request_scope.hpp"
@@ -36,7 +37,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const boost::json::value json = boost::json::parse(body, json_error);
   if (json_error) return 0;
   for (const auto parse : {+[](const boost::json::value& v) { return llmgate::parse_chat_request(v); },
-                           +[](const boost::json::value& v) { return llmgate::parse_messages_request(v); }}) {
+                           +[](const boost::json::value& v) { return llmgate::parse_messages_request(v); },
+                           +[](const boost::json::value& v) { return llmgate::parse_responses_request(v); }}) {
     try {
       const llmgate::chat_request request = parse(json);
       (void)llmgate::scope_of(request, "tenant");

@@ -8,8 +8,9 @@
 //
 // The gateway serves test-model (the in-test OpenAI-compatible upstream,
 // which answers as sdk_upstream.hpp says: "Answer to: <last message>", the
-// tool "weather" called when asked "CALL weather", a 500 when asked "FAIL")
-// and stories260K (node-llama-cpp).
+// tool "weather" called when asked "CALL weather", a 500 when asked "FAIL",
+// a 429 for "RATE LIMIT", a 529 for "OVERLOADED") and stories260K
+// (node-llama-cpp); "limit" is the gateway's max_body_bytes.
 import assert from "node:assert/strict";
 import {test} from "node:test";
 import {pathToFileURL} from "node:url";
@@ -18,7 +19,8 @@ import {ask, rejection} from "./sdk_checks.mjs";
 
 const settings = JSON.parse(process.argv[2]);
 const sdk = await import(pathToFileURL(`${settings.packages}/node_modules/@anthropic-ai/sdk/index.mjs`));
-const {default: Anthropic, AuthenticationError, BadRequestError, InternalServerError, NotFoundError} = sdk;
+const {default: Anthropic, AuthenticationError, BadRequestError, ContentTooLargeError, InternalServerError,
+       NotFoundError, OverloadedError, RateLimitError} = sdk;
 
 // No retries: a request the SDK would retry must not hide a failure.
 const clientOf = (apiKey = settings.key) =>
@@ -106,6 +108,28 @@ test("5xx: an upstream failure is an InternalServerError of type api_error", asy
   assert.ok(error instanceof InternalServerError, String(error));
   assert.ok(error.status >= 500, String(error.status));
   assert.equal(error.error.error.type, "api_error");
+});
+
+test("413: a body over the limit is a ContentTooLargeError of type request_too_large", async () => {
+  const error = await rejection(client.messages.create(
+      {model: "test-model", max_tokens: 8, messages: ask("x".repeat(settings.limit + 1))}));
+  assert.ok(error instanceof ContentTooLargeError, String(error));
+  assert.equal(error.status, 413);
+  assert.equal(error.error.error.type, "request_too_large");
+});
+
+test("429: an upstream's rate limit is a RateLimitError of type rate_limit_error", async () => {
+  const error = await rejection(client.messages.create({model: "test-model", max_tokens: 8, messages: ask("RATE LIMIT me")}));
+  assert.ok(error instanceof RateLimitError, String(error));
+  assert.equal(error.status, 429);
+  assert.equal(error.error.error.type, "rate_limit_error");
+});
+
+test("529: an overloaded upstream is an OverloadedError of type overloaded_error", async () => {
+  const error = await rejection(client.messages.create({model: "test-model", max_tokens: 8, messages: ask("OVERLOADED now")}));
+  assert.ok(error instanceof OverloadedError, String(error));
+  assert.equal(error.status, 529);
+  assert.equal(error.error.error.type, "overloaded_error");
 });
 
 test("engine: a whole answer from node-llama-cpp", async () => {

@@ -44,18 +44,21 @@ BOOST_AUTO_TEST_CASE(official_anthropic_client_against_the_gateway) {
   config.models = {{.name = "test-model", .backends = {"upstream"}},
                    {.name = "stories260K", .backends = {"engine"}, .upstream_model = "stories260K-ctx512"}};
   config.semantic_cache.enabled = false;  // the exact tier's hit is what the script checks
+  config.limits.max_body_bytes = 64 * 1024;
+  const std::uint64_t config_limit = config.limits.max_body_bytes;
   gateway server(std::move(config), nullptr);
   server.start();
 
   const auto settings = json::serialize(json::object{{"packages", node_packages().string()},
                                                      {"gateway", "http://127.0.0.1:" + std::to_string(server.port())},
-                                                     {"key", "key-acme"}});
+                                                     {"key", "key-acme"},
+                                                     {"limit", config_limit}});
   const auto script = std::filesystem::path(LLMGATE_TESTS_DIR) / "conformance/anthropic_sdk.mjs";
   const auto run = run_node({"--test-reporter=tap", script.string(), settings});
   BOOST_TEST_MESSAGE(run.output);
   const auto results = top_level_results(run.output);
   // Every check the script holds ran: none was lost to a crash.
-  BOOST_TEST(results.size() == 11u);
+  BOOST_TEST(results.size() == 14u);
   for (const auto& result : results) BOOST_TEST(result.ok, "anthropic_sdk.mjs: " << result.name);
   BOOST_TEST(run.status == 0);
 }

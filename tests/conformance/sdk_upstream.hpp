@@ -1,7 +1,9 @@
 // The in-test upstream's answers that the SDK suites' scripts
 // (openai_sdk.mjs, anthropic_sdk.mjs) expect of test-model: "Answer to:
 // <last message>", streamed or not; the tool "weather" called (town Oslo)
-// for a question starting "CALL weather"; a 500 for one starting "FAIL";
+// for a question starting "CALL weather"; a 500 for one starting "FAIL", a
+// 429 (wait a second) for "RATE LIMIT", a 529 (overloaded, as Anthropic's
+// API says it) for "OVERLOADED";
 // the upstream's 400 context_length_exceeded for one starting "TOO LONG";
 // and, for one starting "burst", the answer after a pause, so that a burst
 // holds one connection per request.
@@ -21,6 +23,10 @@ inline reply sdk_upstream_answer(const received_request& request) {
   const auto chat = parse_chat_request(request.json());
   const std::string question = content_text(chat.messages.back());
   if (question.starts_with("FAIL")) return reply::openai_error(500, "server_error", "internal", "upstream broke");
+  if (question.starts_with("RATE LIMIT")) return reply::rate_limited(std::chrono::seconds(1));
+  if (question.starts_with("OVERLOADED"))
+    return reply::json(boost::json::parse(R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"),
+                       529);
   if (question.starts_with("TOO LONG"))
     return reply::openai_error(400, "invalid_request_error", "context_length_exceeded",
                                "This model's maximum context length is 512 tokens.");

@@ -4,7 +4,8 @@
 #include <chrono>  // std::chrono
 #include <string>  // std::string
 
-#include <boost/json/parse.hpp>  // boost::json::parse
+#include <boost/json/parse.hpp>      // boost::json::parse
+#include <boost/json/serialize.hpp>  // boost::json::serialize
 #include <boost/test/unit_test.hpp>
 
 #include "llmgate/server/client_failure.hpp"
@@ -85,6 +86,16 @@ BOOST_AUTO_TEST_CASE(a_rate_limit_is_429_with_the_wait_rounded_up) {
   BOOST_TEST(error_of(limited).at("message").as_string() ==
              "The upstream model server is rate limiting requests; retry later. It said: slow down");
   BOOST_TEST(!client_failure_of(status_error(429, "{}", true)).retry_after.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(an_overloaded_upstream_is_529_overloaded_error) {
+  const auto overloaded = client_failure_of(status_error(529, R"({"message": "Overloaded"})", true, 1200ms));
+  BOOST_TEST(static_cast<unsigned>(overloaded.status) == 529u);
+  BOOST_TEST(overloaded.retry_after.value().count() == 2);
+  BOOST_TEST(error_of(overloaded).at("type").as_string() == "overloaded_error");
+  BOOST_TEST(error_of(overloaded).at("code").as_string() == "upstream_overloaded");
+  BOOST_TEST(error_of(overloaded).at("message").as_string() ==
+             "The upstream model server is overloaded; retry later. It said: Overloaded");
 }
 
 BOOST_AUTO_TEST_CASE(network_timeout_and_circuit_failures_say_what_without_where) {

@@ -130,7 +130,9 @@ BOOST_AUTO_TEST_CASE(errors_are_anthropics_error_objects) {
   upstream_server upstream;
   upstream.on(chat_path, reply::openai_error(500, "server_error", "internal", "upstream broke"));
   upstream.start();
-  gateway server(upstream_config(upstream.url("/v1")));
+  auto config = upstream_config(upstream.url("/v1"));
+  config.limits.max_body_bytes = 4096;
+  gateway server(std::move(config));
   server.start();
 
   const http_reply no_max = messages(server, R"({"model":"test-model","messages":[{"role":"user","content":"x"}]})");
@@ -145,7 +147,23 @@ BOOST_AUTO_TEST_CASE(errors_are_anthropics_error_objects) {
   BOOST_TEST(failed.status >= 500u);
   BOOST_TEST(failed.json().at("type") == "error");
   BOOST_TEST(failed.json().at("error").at("type") == "api_error");
-  BOOST_TEST(messages(server, question, "wrong-key").status == 401u);
+  // The gateway's own refusals, before the handler, are in Anthropic's form too.
+  const http_reply no_key = messages(server, question, "wrong-key");
+  BOOST_TEST(no_key.status == 401u);
+  BOOST_TEST(no_key.json().at("error").at("type") == "authentication_error");
+  const std::string long_question = std::string(8192, 'x');
+  const http_reply too_large = messages(server, R"({"model":"test-model","max_tokens":5,"messages":[{"role":"user","content":")" +
+                                                    long_question + R"("}]})");
+  BOOST_TEST(too_large.status == 413u);
+  BOOST_TEST(too_large.body ==
+             R"({"type":"error","error":{"type":"request_too_large","message":"The request body is larger than 4096 bytes."}})");
+  const http_reply wrong_method = call(server.port(), http::verb::get, "/v1/messages", {}, "key-acme");
+  BOOST_TEST(wrong_method.status == 405u);
+  BOOST_TEST(wrong_method.json().at("error").at("type") == "invalid_request_error");
+  BOOST_TEST(wrong_method.json().at("type") == "error");
+  // Chat completions' refusals stay OpenAI's.
+  BOOST_TEST(call(server.port(), http::verb::post, chat_path, question, "wrong-key").json().at("error").at("code") ==
+             "invalid_api_key");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -8,6 +8,9 @@
 //                                         message, type, param and code: an SDK
 //                                         raises its usual error and does not retry
 //   429 that waiting may cure            429, with Retry-After when the upstream said
+//   529 (the upstream is overloaded,     529 overloaded_error, with Retry-After when the
+//   as Anthropic's API says it)          upstream said: Anthropic's SDK raises its
+//                                         OverloadedError, and SDKs retry it later
 //   upstream timeout                     504
 //   anything else (5xx, 408, 409,        502 "The upstream model server failed: ..."
 //   network, malformed answer, circuit
@@ -64,6 +67,15 @@ inline client_failure client_failure_of(const backend_error& failure) {
                           openai_error("The upstream model server is rate limiting requests; retry later." +
                                            (said.empty() ? std::string() : " It said: " + std::string(said)),
                                        "rate_limit_error", "rate_limit_exceeded")};
+    if (const auto wait = failure.retry_after())
+      answer.retry_after = std::chrono::ceil<std::chrono::seconds>(*wait);
+    return answer;
+  }
+  if (failure.status() == 529) {
+    client_failure answer{static_cast<status>(529),
+                          openai_error("The upstream model server is overloaded; retry later." +
+                                           (said.empty() ? std::string() : " It said: " + std::string(said)),
+                                       "overloaded_error", "upstream_overloaded")};
     if (const auto wait = failure.retry_after())
       answer.retry_after = std::chrono::ceil<std::chrono::seconds>(*wait);
     return answer;

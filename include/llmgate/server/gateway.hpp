@@ -244,7 +244,8 @@ class basic_gateway {
           .add(http::verb::post, "/v1/chat/completions", route_access::tenant,
                chat_handler<pipeline_type>(g.services_, answer))
           .add(http::verb::post, "/v1/messages", route_access::tenant,
-               chat_handler<pipeline_type, anthropic_messages_dialect>(g.services_, answer))
+               chat_handler<pipeline_type, anthropic_messages_dialect>(g.services_, answer),
+               anthropic_messages_dialect::error)
           .add(http::verb::post, "/v1/responses", route_access::tenant,
                chat_handler<pipeline_type, openai_responses_dialect>(g.services_, answer))
           .add(http::verb::post, "/v1/feedback", route_access::tenant, feedback_handler{&g.feedback_, &g.ids_});

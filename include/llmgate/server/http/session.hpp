@@ -85,7 +85,8 @@ struct session_options {
   std::chrono::steady_clock::duration header_timeout = std::chrono::seconds(10);
   /// How long a request's body may take once its headers are in.
   std::chrono::steady_clock::duration body_timeout = std::chrono::seconds(60);
-  /// The response to a body over max_body_bytes; the session closes after it.
+  /// The response to a body over max_body_bytes, in OpenAI's form (the
+  /// dispatch table writes it in its route's); the session closes after it.
   http_response too_large = {};
   /// After a 413: how long, and how much of, the rest of the body is read
   /// and discarded before the close (http/lingering_close.hpp).
@@ -132,7 +133,9 @@ class session final : public session_base,
         std::tie(ec, std::ignore) = co_await read_header(parser);
         after_read();
         if (ec) {  // a Content-Length over max_body_bytes is refused with the headers
-          auto refusal = ec == http::error::body_limit ? std::optional(options_.too_large) : malformed(ec);
+          auto refusal = ec == http::error::body_limit
+                             ? std::optional(routes_.in_route_form(parser.get(), options_.too_large))
+                             : malformed(ec);
           if (refusal) co_await refuse(std::move(*refusal), parser.get());
           break;
         }
@@ -145,7 +148,7 @@ class session final : public session_base,
         if (!refusal && !parser.is_done() && !body_here) refusal = routes_.refusal(request);
         if (!refusal && !parser.is_done() && continue_expected(request)) {
           if (parser.content_length().value_or(0) > options_.max_body_bytes) {
-            refusal = options_.too_large;
+            refusal = routes_.in_route_form(request, options_.too_large);
           } else {
             constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
             co_await boost::asio::async_write(stream_, boost::asio::buffer(go_on.data(), go_on.size()),
@@ -156,7 +159,7 @@ class session final : public session_base,
           before_read(read_phase::body);
           std::tie(ec, std::ignore) = co_await read_body(parser);
           after_read();
-          if (ec == http::error::body_limit) refusal = options_.too_large;
+          if (ec == http::error::body_limit) refusal = routes_.in_route_form(request, options_.too_large);
           else if (ec) break;
         }
         if (refusal) {

@@ -16,7 +16,9 @@
 //                     differences of the distributions. Three gateways:
 //                     both cache tiers (a miss is looked up and stored in
 //                     both: an embedding and an HNSW insert), the exact
-//                     tier only, and no cache (a pure relay); and, as the
+//                     tier only, and no cache (a pure relay), which is also
+//                     asked the same questions through /v1/messages and
+//                     /v1/responses (the other APIs' forms); and, as the
 //                     floor any proxy pays on this machine, a relay that
 //                     passes bytes on unread (byte_relay). Latency counts
 //                     from when a request was due, so a stall delays the
@@ -36,14 +38,18 @@
 //                     x-portkey-* headers. Their processor time is added to
 //                     this process's in cpu_us_per_request.
 //   gateway_hits      closed loop, 32 connections: exact hits (the same
-//                     request; also through /v1/messages, Anthropic's form
-//                     of the same question, kind "messages") and semantic hits (a rephrasing of a stored
+//                     request; also through /v1/messages and /v1/responses,
+//                     the other APIs' forms of the same question, kinds
+//                     "messages" and "responses") and semantic hits (a rephrasing of a stored
 //                     one; with both tiers, exact hits after the first, as
 //                     the exact tier stores a semantic hit under its own
 //                     key), and, in the same turns, semantic hits of a
 //                     gateway with the semantic tier alone (every one a
 //                     semantic hit) and nginx's proxy_cache hits of the
 //                     same request; requests per second and p99.
+//   gateway_routes    each route's added latency beside chat completions':
+//                     misses through the gateway without caches, and exact
+//                     hits.
 //   then a table of the targets against the peers (ratios and
 //   differences) for people.
 //   coalescing        bursts of 50 identical concurrent misses (a new question
@@ -60,7 +66,8 @@
 //   llmgate_bench_gateway [--rate R] [--seconds S] [--soak N] [--only overhead|hits|coalescing|soak]
 //                         [--gateway-threads N] [--caches on|exact|off]
 //                         [--peers nginx,nginx_proxy_cache,portkey|none]
-//                         [--hit-paths exact,messages,semantic,semantic_only,nginx_proxy_cache] [--hit-requests N]
+//                         [--hit-paths exact,messages,responses,semantic,semantic_only,nginx_proxy_cache]
+//                         [--hit-requests N]
 //                         [--nginx PATH] [--node PATH] [--portkey START_SERVER_JS]
 //
 // To count the gateway's instructions per hit (callgrind, one file per
@@ -321,6 +328,22 @@ std::string message(const std::string& question) {
       {"messages", boost::json::array{boost::json::object{{"role", "user"}, {"content", question}}}}});
 }
 
+// The same question in the Responses API's form (max_output_tokens as the
+// Messages form's max_tokens: the same cache entry).
+std::string responses_request(const std::string& question) {
+  return boost::json::serialize(
+      boost::json::object{{"model", "bench-model"}, {"max_output_tokens", 256}, {"input", question}});
+}
+
+// A chat route of the gateway: its path and a question in its form.
+struct chat_route {
+  std::string target;
+  std::string (*form)(const std::string& question);
+};
+const chat_route chat_completions_route{"/v1/chat/completions", chat};
+const chat_route messages_route{"/v1/messages", message};
+const chat_route responses_route{"/v1/responses", responses_request};
+
 std::string question(std::size_t i) { return "Benchmark question number " + std::to_string(i) + ", please answer."; }
 
 double rss_mib() {
@@ -437,10 +460,10 @@ int main(int argc, char** argv) {
   std::string only;  // one part alone (to profile it); all three by default
   std::string only_caches;  // one gateway of the overhead part alone
   std::string peer_list = "nginx,nginx_proxy_cache,portkey";  // or "none"
-  // The hit paths to run (to profile one): exact, semantic (both tiers),
-  // semantic_only (the semantic tier alone), nginx_proxy_cache; and how
-  // many requests each gets.
-  std::string hit_list = "exact,messages,semantic,semantic_only,nginx_proxy_cache";
+  // The hit paths to run (to profile one): exact, messages, responses,
+  // semantic (both tiers), semantic_only (the semantic tier alone),
+  // nginx_proxy_cache; and how many requests each gets.
+  std::string hit_list = "exact,messages,responses,semantic,semantic_only,nginx_proxy_cache";
   std::size_t hit_requests = 200'000;
   // Where the peers are: the source tree's bench/peers and build/bench-node
   // (scripts/bench gateway installs nginx and Portkey there).
@@ -512,6 +535,7 @@ int main(int argc, char** argv) {
   // What the comparisons with the peers read: each path's misses (and
   // the direct path's, which "added" subtracts) and hits.
   std::map<std::string, load_result> misses_of, hits_of;
+  std::map<std::string, load_result> route_misses, route_hits;  // by route: without caches, and exact hits
   std::optional<std::size_t> upstream_during_hits;
 
   // Overhead on misses: the upstream alone, a bare relay, nginx, the
@@ -528,6 +552,7 @@ int main(int argc, char** argv) {
       std::string caches;          // a gateway's cache tiers; empty for the others
       std::string headers = {};    // header lines of its own (Portkey's routing)
       std::function<double()> peer_cpu_seconds = {};  // a peer process's processor time so far
+      chat_route route = chat_completions_route;      // the API its questions are asked in
       load_result measured = {};
     };
     byte_relay relay(upstream.port());
@@ -547,6 +572,10 @@ int main(int argc, char** argv) {
       gateways.back()->start();
       paths.push_back({"gateway, misses, caches " + caches, caches == "on" ? "llmgate:both" : "llmgate:" + caches,
                        gateways.back()->port(), 1'000'000 * paths.size(), caches});
+      if (caches != "off") continue;
+      for (const chat_route& route : {messages_route, responses_route})
+        paths.push_back({"gateway, misses through " + route.target + ", caches off", "", gateways.back()->port(),
+                         1'000'000 * paths.size(), caches, "", {}, route});
     }
     // Last, with a pause after it: Node's collector may still be at work
     // when its turn ends, and the upstream's turn comes next.
@@ -562,7 +591,8 @@ int main(int argc, char** argv) {
         const std::size_t first = path.first_question + turn * slice;
         const double peer_cpu_before = path.peer_cpu_seconds ? path.peer_cpu_seconds() : 0;
         auto load = drive(
-            path.port, slice, 64, rate, [first](std::size_t i) { return chat(question(first + i)); }, path.headers);
+            path.port, slice, 64, rate, [&](std::size_t i) { return path.route.form(question(first + i)); },
+            path.headers, path.route.target);
         if (path.peer_cpu_seconds) load.cpu_seconds += path.peer_cpu_seconds() - peer_cpu_before;
         if (turn > 0) path.measured.add(load);
         if (path.peer_name == "portkey") std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -578,6 +608,7 @@ int main(int argc, char** argv) {
                           .add("bench", "gateway_overhead")
                           .add("rps", rate)
                           .add("caches", gateway.caches)
+                          .add("route", gateway.route.target)
                           .add("added_p50_us", through.percentile(0.5) - direct.percentile(0.5))
                           .add("added_p99_us", through.percentile(0.99) - direct.percentile(0.99))
                           .add("direct_p50_us", direct.percentile(0.5))
@@ -590,8 +621,10 @@ int main(int argc, char** argv) {
                           .add("errors", through.errors + relayed.errors + direct.errors));
     }
     misses_of["direct"] = direct;
-    for (const load_path& path : paths)
+    for (const load_path& path : paths) {
       if (!path.peer_name.empty()) misses_of[path.peer_name] = path.measured;
+      if (path.caches == "off") route_misses[path.route.target] = path.measured;
+    }
     // A peer's errors are reported, never hidden: what it said about them too.
     const auto errors_of = [&](const char* name) {
       const auto found = misses_of.find(name);
@@ -629,16 +662,16 @@ int main(int argc, char** argv) {
   if (runs("hits")) {
     // Only the gateways of the paths asked for (--hit-paths) are made, so
     // that a profile of one path sees that gateway's threads alone.
-    const bool both_tiers = wants_hits("exact") || wants_hits("messages") || wants_hits("semantic");
+    const bool both_tiers =
+        wants_hits("exact") || wants_hits("messages") || wants_hits("responses") || wants_hits("semantic");
     std::optional<llmgate::gateway> gateway, semantic_only;
-    const std::string stored = chat("What is the capital of France?");
-    const std::string stored_message = message("What is the capital of France?");
-    const std::string messages_target = "/v1/messages";
+    const std::string capital = "What is the capital of France?";
+    const std::string stored = chat(capital);
     if (both_tiers) {
       gateway.emplace(bench_config(upstream.port(), "on", gateway_threads), nullptr);
       gateway->start();
-      drive(gateway->port(), 1, 1, 0, [&](std::size_t) { return stored; });
-      drive(gateway->port(), 1, 1, 0, [&](std::size_t) { return stored_message; }, {}, messages_target);
+      for (const chat_route& route : {chat_completions_route, messages_route, responses_route})
+        drive(gateway->port(), 1, 1, 0, [&](std::size_t) { return route.form(capital); }, {}, route.target);
     }
     if (wants_hits("semantic_only")) {
       semantic_only.emplace(bench_config(upstream.port(), "semantic", gateway_threads), nullptr);
@@ -659,9 +692,10 @@ int main(int argc, char** argv) {
     std::vector<hit_path> paths;
     if (wants_hits("exact"))
       paths.push_back({"gateway, exact hits", "exact", "llmgate:exact", gateway->port(), stored});
-    if (wants_hits("messages"))
-      paths.push_back({"gateway, exact hits through /v1/messages", "messages", "", gateway->port(), stored_message, {},
-                       messages_target});
+    for (const auto& [kind, route] : {std::pair("messages", messages_route), std::pair("responses", responses_route)})
+      if (wants_hits(kind))
+        paths.push_back({"gateway, exact hits through " + route.target, kind, "", gateway->port(),
+                         route.form(capital), {}, route.target});
     if (wants_hits("semantic"))
       paths.push_back({"gateway, semantic hits", "semantic", "", gateway->port(), rephrased});
     if (semantic_only)
@@ -691,6 +725,8 @@ int main(int argc, char** argv) {
     for (const hit_path& path : paths) {
       row(path.name, path.measured);
       if (!path.peer_name.empty()) hits_of[path.peer_name] = path.measured;
+      if (path.kind == "exact" || path.kind == "messages" || path.kind == "responses")
+        route_hits[path.target] = path.measured;
       if (path.kind.empty()) continue;
       lines.push_back(json_line()
                           .add("bench", "gateway_hits")
@@ -710,6 +746,36 @@ int main(int argc, char** argv) {
                           .add("p99_us", path->second.percentile(0.99)));
     }
     upstream_during_hits = served_during_hits;
+  }
+  // Each of the other APIs' routes beside chat completions, on the same
+  // upstream: what the gateway without caches adds to a miss (over the
+  // upstream asked directly), and exact hits.
+  for (const chat_route& route : {messages_route, responses_route}) {
+    json_line line;
+    line.add("bench", "gateway_routes").add("route", route.target);
+    const auto miss = route_misses.find(route.target);
+    const auto chat_miss = route_misses.find(chat_completions_route.target);
+    const auto direct = misses_of.find("direct");
+    const bool measured_misses = miss != route_misses.end() && chat_miss != route_misses.end() && direct != misses_of.end();
+    if (measured_misses) {
+      const auto added = [&](const load_result& r, double q) { return r.percentile(q) - direct->second.percentile(q); };
+      line.add("miss_added_p50_us", added(miss->second, 0.5))
+          .add("chat_miss_added_p50_us", added(chat_miss->second, 0.5))
+          .add("miss_added_p99_us", added(miss->second, 0.99))
+          .add("chat_miss_added_p99_us", added(chat_miss->second, 0.99))
+          .add("miss_cpu_us_per_request", miss->second.cpu_us_per_request())
+          .add("chat_miss_cpu_us_per_request", chat_miss->second.cpu_us_per_request());
+    }
+    const auto hit = route_hits.find(route.target);
+    const auto chat_hit = route_hits.find(chat_completions_route.target);
+    const bool measured_hits = hit != route_hits.end() && chat_hit != route_hits.end();
+    if (measured_hits)
+      line.add("hit_rps", hit->second.rps())
+          .add("chat_hit_rps", chat_hit->second.rps())
+          .add("hit_rps_ratio", hit->second.rps() / chat_hit->second.rps())
+          .add("hit_p99_us", hit->second.percentile(0.99))
+          .add("chat_hit_p99_us", chat_hit->second.percentile(0.99));
+    if (measured_misses || measured_hits) lines.push_back(line);
   }
   // Bursts: `clients` identical requests at once, a new question each
   // burst, all misses, to an upstream that takes 50 ms to answer; with

@@ -13,32 +13,18 @@
 #include "llmgate/pipeline/request_scope.hpp"  // scope_of, exact_text_of
 #include "llmgate/wire/anthropic_wire.hpp"
 #include "llmgate/wire/openai_wire.hpp"
+#include "read_request.hpp"  // field, refusal_of
 
 namespace {
 
 using namespace llmgate;
+using namespace llmgate::test;
 namespace json = boost::json;
 
 chat_request messages_request(const char* body) { return parse_messages_request(json::parse(body)); }
 
-// The param() and message of the request_error a body is refused with.
 std::pair<std::string, std::string> refusal(const char* body) {
-  try {
-    messages_request(body);
-  } catch (const request_error& e) {
-    return {e.param(), e.what()};
-  }
-  return {"", "accepted"};
-}
-
-std::string field(const chat_request& request, std::string_view name) {
-  const json_field* found = find_field(request.parameters, name);
-  return found ? found->json : "(absent)";
-}
-
-std::string field(const chat_message& message, std::string_view name) {
-  const json_field* found = find_field(message.extra, name);
-  return found ? found->json : "(absent)";
+  return refusal_of([](const json::value& request) { return parse_messages_request(request); }, body);
 }
 
 }  // namespace

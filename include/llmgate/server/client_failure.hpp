@@ -62,24 +62,20 @@ inline client_failure client_failure_of(const backend_error& failure) {
   }
 
   const auto kind = static_cast<errc>(failure.code().value());
-  if (failure.status() == 429 && failure.retryable()) {
-    client_failure answer{status::too_many_requests,
-                          openai_error("The upstream model server is rate limiting requests; retry later." +
-                                           (said.empty() ? std::string() : " It said: " + std::string(said)),
-                                       "rate_limit_error", "rate_limit_exceeded")};
-    if (const auto wait = failure.retry_after())
-      answer.retry_after = std::chrono::ceil<std::chrono::seconds>(*wait);
+  // A failure that waiting may cure: what the upstream said, and how long
+  // it asked to wait.
+  const auto retry_later = [&](status code, std::string_view what, std::string_view type, std::string_view error_code) {
+    client_failure answer{code, openai_error(std::string(what) + (said.empty() ? "" : " It said: " + std::string(said)),
+                                             type, error_code)};
+    if (const auto wait = failure.retry_after()) answer.retry_after = std::chrono::ceil<std::chrono::seconds>(*wait);
     return answer;
-  }
-  if (failure.status() == 529) {
-    client_failure answer{static_cast<status>(529),
-                          openai_error("The upstream model server is overloaded; retry later." +
-                                           (said.empty() ? std::string() : " It said: " + std::string(said)),
-                                       "overloaded_error", "upstream_overloaded")};
-    if (const auto wait = failure.retry_after())
-      answer.retry_after = std::chrono::ceil<std::chrono::seconds>(*wait);
-    return answer;
-  }
+  };
+  if (failure.status() == 429 && failure.retryable())
+    return retry_later(status::too_many_requests, "The upstream model server is rate limiting requests; retry later.",
+                       "rate_limit_error", "rate_limit_exceeded");
+  if (failure.status() == 529)
+    return retry_later(static_cast<status>(529), "The upstream model server is overloaded; retry later.",
+                       "overloaded_error", "upstream_overloaded");
   if (kind == errc::upstream_timeout)
     return {status::gateway_timeout,
             openai_error("The upstream model server did not answer in time.", "timeout_error", "upstream_timeout")};

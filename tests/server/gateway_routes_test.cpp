@@ -9,8 +9,9 @@
 // /v1/responses (a response object, the Responses events, refusals of what
 // a stateless gateway cannot do), each asking the upstream in OpenAI's form
 // and sharing the caches' entries with the others.
-#include <string>  // std::string
-#include <vector>  // std::vector
+#include <algorithm>  // std::unique
+#include <string>     // std::string
+#include <vector>     // std::vector
 
 #include <boost/test/unit_test.hpp>
 
@@ -74,6 +75,41 @@ struct route {
     if (name == "/v1/messages") return answer.at("stop_reason") == "tool_use";
     if (name == "/v1/responses") return answer.at("output").at(0).at("type") == "function_call";
     return answer.at("choices").at(0).at("finish_reason") == "tool_calls";
+  }
+
+  // A streamed answer's tool call, assembled as the route's clients do:
+  // "<call id> <name> <arguments>".
+  std::string streamed_tool_call(const http_reply& reply) const {
+    std::string id, name, arguments;
+    for (const std::string& data : reply.events()) {
+      if (data == "[DONE]") continue;
+      const json::value event = json::parse(data);
+      const auto text = [](const json::value& v) { return std::string(v.as_string()); };
+      if (this->name == "/v1/messages") {
+        if (event.at("type") == "content_block_start" && event.at("content_block").at("type") == "tool_use") {
+          id = text(event.at("content_block").at("id"));
+          name = text(event.at("content_block").at("name"));
+        } else if (event.at("type") == "content_block_delta" && event.at("delta").at("type") == "input_json_delta") {
+          arguments += text(event.at("delta").at("partial_json"));
+        }
+      } else if (this->name == "/v1/responses") {
+        if (event.at("type") == "response.output_item.added" && event.at("item").at("type") == "function_call") {
+          id = text(event.at("item").at("call_id"));
+          name = text(event.at("item").at("name"));
+        } else if (event.at("type") == "response.function_call_arguments.delta") {
+          arguments += text(event.at("delta"));
+        }
+      } else if (!event.at("choices").as_array().empty()) {
+        const auto* calls = event.at("choices").at(0).at("delta").as_object().if_contains("tool_calls");
+        if (!calls) continue;
+        const json::object& call = calls->at(0).as_object();
+        if (const auto* call_id = call.if_contains("id")) id = text(*call_id);
+        const json::object& function = call.at("function").as_object();
+        if (const auto* function_name = function.if_contains("name")) name = text(*function_name);
+        if (const auto* more = function.if_contains("arguments")) arguments += text(*more);
+      }
+    }
+    return id + " " + name + " " + arguments;
   }
 
   // Whether a stream's body ends as the route says an answer broke off.
@@ -167,6 +203,47 @@ BOOST_AUTO_TEST_CASE(an_answer_is_never_served_to_a_request_with_another_tool_po
     }
   }
   BOOST_TEST(upstream.requests(chat_path) == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(a_streamed_tool_call_is_replayed_from_the_cache_in_the_same_shape) {
+  // The upstream streams the call's arguments in two pieces.
+  upstream_server upstream;
+  std::vector<std::string> data;
+  for (const char* deltas :
+       {R"([{"index":0,"id":"call_1","type":"function","function":{"name":"weather","arguments":""}}])",
+        R"([{"index":0,"function":{"arguments":"{\"town\":"}}])", R"([{"index":0,"function":{"arguments":"\"Oslo\"}"}}])"}) {
+    llmgate::chat_chunk chunk;
+    chunk.tool_call_deltas_json = deltas;
+    data.push_back(llmgate::chunk_body(chunk, "chatcmpl-test", "test-model", 1700000000));
+  }
+  llmgate::chat_chunk end;
+  end.finish_reason = "tool_calls";
+  end.usage = llmgate::token_usage{10, 5, 0, 0};
+  data.push_back(llmgate::chunk_body(end, "chatcmpl-test", "test-model", 1700000000));
+  data.push_back("[DONE]");
+  upstream.on(chat_path, reply::sse(data));
+  upstream.start();
+  gateway server(upstream_config(upstream.url("/v1")));
+  server.start();
+
+  for (std::size_t i = 0; i < routes.size(); ++i) {
+    const route& r = routes[i];
+    BOOST_TEST_CONTEXT(r.name) {
+      const std::string body = r.body(unrelated_questions[i], true, tool_policy(r, "auto"));
+      const http_reply fresh = r.ask(server, body);
+      const http_reply replayed = r.ask(server, body);
+      BOOST_TEST(fresh.header("x-llmgate-cache") == "miss");
+      BOOST_TEST(replayed.header("x-llmgate-cache") == "exact");
+      BOOST_TEST(r.streamed_tool_call(fresh) == R"(call_1 weather {"town":"Oslo"})");
+      BOOST_TEST(r.streamed_tool_call(replayed) == R"(call_1 weather {"town":"Oslo"})");
+      // The same events, but for how many pieces the arguments came in.
+      std::vector<std::string> fresh_names = event_names(fresh.body), replayed_names = event_names(replayed.body);
+      fresh_names.erase(std::unique(fresh_names.begin(), fresh_names.end()), fresh_names.end());
+      replayed_names.erase(std::unique(replayed_names.begin(), replayed_names.end()), replayed_names.end());
+      BOOST_TEST(replayed_names == fresh_names, boost::test_tools::per_element());
+    }
+  }
+  BOOST_TEST(upstream.requests(chat_path) == 3u);
 }
 
 BOOST_AUTO_TEST_CASE(a_stream_cut_short_is_never_stored) {

@@ -67,13 +67,15 @@
 //                         [--gateway-threads N] [--caches on|exact|off]
 //                         [--peers nginx,nginx_proxy_cache,portkey|none]
 //                         [--hit-paths exact,messages,responses,semantic,semantic_only,nginx_proxy_cache]
-//                         [--hit-requests N]
+//                         [--hit-requests N] [--miss-routes messages,responses|none]
 //                         [--nginx PATH] [--node PATH] [--portkey START_SERVER_JS]
 //
 // To count the gateway's instructions per hit (callgrind, one file per
 // thread; the gateway's workers are the threads after the upstream's):
 //   valgrind --tool=callgrind --separate-threads=yes llmgate_bench_gateway --only hits --peers none
 //     --hit-paths exact --hit-requests 20000
+// and per miss of chat completions (the gateway without caches):
+//   ... --only overhead --caches off --peers none --miss-routes none --seconds 1 --rate 2000
 // (valgrind runs no AVX-512: build it with -DLLMGATE_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3.)
 #include <algorithm>    // std::sort, std::max, std::inplace_merge
 #include <atomic>       // std::atomic
@@ -465,6 +467,10 @@ int main(int argc, char** argv) {
   // nginx_proxy_cache; and how many requests each gets.
   std::string hit_list = "exact,messages,responses,semantic,semantic_only,nginx_proxy_cache";
   std::size_t hit_requests = 200'000;
+  // The other APIs' routes the overhead part asks through the gateway
+  // without caches, beside chat completions ("none": chat completions
+  // alone, to profile it).
+  std::string miss_route_list = "messages,responses";
   // Where the peers are: the source tree's bench/peers and build/bench-node
   // (scripts/bench gateway installs nginx and Portkey there).
   const fs::path source_dir = fs::path(LLMGATE_BENCH_RESULTS_DIR).parent_path().parent_path();
@@ -482,6 +488,7 @@ int main(int argc, char** argv) {
     else if (option == "--peers") peer_list = argv[i + 1];
     else if (option == "--hit-paths") hit_list = argv[i + 1];
     else if (option == "--hit-requests") hit_requests = static_cast<std::size_t>(std::atoll(argv[i + 1]));
+    else if (option == "--miss-routes") miss_route_list = argv[i + 1];
     else if (option == "--nginx") nginx_binary = argv[i + 1];
     else if (option == "--node") node_binary = argv[i + 1];
     else if (option == "--portkey") portkey_server = argv[i + 1];
@@ -573,9 +580,10 @@ int main(int argc, char** argv) {
       paths.push_back({"gateway, misses, caches " + caches, caches == "on" ? "llmgate:both" : "llmgate:" + caches,
                        gateways.back()->port(), 1'000'000 * paths.size(), caches});
       if (caches != "off") continue;
-      for (const chat_route& route : {messages_route, responses_route})
-        paths.push_back({"gateway, misses through " + route.target + ", caches off", "", gateways.back()->port(),
-                         1'000'000 * paths.size(), caches, "", {}, route});
+      for (const auto& [name, route] : {std::pair("messages", messages_route), std::pair("responses", responses_route)})
+        if (listed(miss_route_list, name))
+          paths.push_back({"gateway, misses through " + route.target + ", caches off", "", gateways.back()->port(),
+                           1'000'000 * paths.size(), caches, "", {}, route});
     }
     // Last, with a pause after it: Node's collector may still be at work
     // when its turn ends, and the upstream's turn comes next.

@@ -442,13 +442,9 @@ class basic_gateway {
             .max_bytes = config_.prompts.source_max_bytes};
   }
 
-  http_response too_large() const {
-    auto response = error_response(http_status::payload_too_large,
-                                   "The request body is larger than " + std::to_string(config_.limits.max_body_bytes) + " bytes.",
-                                   "invalid_request_error", "request_too_large");
-    response.keep_alive(false);
-    response.prepare_payload();
-    return response;
+  boost::json::object too_large() const {
+    return openai_error("The request body is larger than " + std::to_string(config_.limits.max_body_bytes) + " bytes.",
+                        "invalid_request_error", "request_too_large");
   }
 
   gateway_config config_;

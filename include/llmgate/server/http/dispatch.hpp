@@ -11,10 +11,11 @@
 // A path no route has gets 404 (unknown_url); a tenant route's path with
 // another method gets 405 once the key is checked. (An open or admin path
 // with another method gets 404, as the gateway has always answered.)
-// Errors are OpenAI's error object, unless the route was added with an
-// error writer of its own (/v1/messages answers in Anthropic's form): then
+// Errors are built as OpenAI's error object and written by the route's
+// error writer: OpenAI's form unless the route was added with a writer of
+// its own (/v1/messages answers in Anthropic's form), which then writes
 // the route's 401 and 405, and the session's 413 for a body sent to it
-// (in_route_form), are written by it.
+// (error_for).
 // Lookup is a scan of a few entries comparing lengths first, then bytes:
 // less than a hash of the path would cost.
 //
@@ -33,11 +34,10 @@
 
 #include <boost/beast/http/verb.hpp>  // boost::beast::http::verb
 #include <boost/json/object.hpp>       // boost::json::object (an error, for a route's writer)
-#include <boost/json/parse.hpp>        // boost::json::parse (an error response's body, rewritten)
 
 #include "llmgate/server/http/access.hpp"     // access_keys
 #include "llmgate/server/http/exchange.hpp"   // exchange, handler_result
-#include "llmgate/server/http/responses.hpp"  // error_response
+#include "llmgate/server/http/responses.hpp"  // error_response, json_response
 
 namespace llmgate::inline v0 {
 
@@ -55,11 +55,10 @@ class dispatch_table {
   const access_keys& keys() const noexcept { return *keys_; }
 
   /// Adds a route; a later route for the same method and path is never
-  /// reached. `write_error`: how the table writes the route's errors (null:
-  /// OpenAI's error object).
+  /// reached. `write_error`: how the table writes the route's errors.
   template <class Handler>
   dispatch_table& add(boost::beast::http::verb method, std::string path, route_access access, Handler h,
-                      error_writer write_error = nullptr) {
+                      error_writer write_error = json_response) {
     if constexpr (std::is_same_v<std::invoke_result_t<Handler&, exchange&>, http_response>)
       routes_.push_back({method, std::move(path), access, [h = std::move(h)](exchange& e) { return ready(h(e)); },
                          write_error});
@@ -87,13 +86,13 @@ class dispatch_table {
     return std::move(*refused);
   }
 
-  /// `error`, an error response in OpenAI's form, in the form of the route
-  /// of the request `header` is the head of.
-  http_response in_route_form(const http_request& header, http_response error) const {
+  /// The response of `status` with `error` (OpenAI's error object) in the
+  /// form of the route of the request `header` is the head of.
+  http_response error_for(const http_request& header, http_status status, const boost::json::object& error) const {
     const std::string_view path = path_of(header);
     for (const route& r : routes_)
-      if (r.path.size() == path.size() && r.path == path) return in_form(r, std::move(error));
-    return error;
+      if (r.path.size() == path.size() && r.path == path) return r.write_error(status, error);
+    return json_response(status, error);
   }
 
  private:
@@ -102,7 +101,7 @@ class dispatch_table {
     std::string path;
     route_access access;
     handler call;
-    error_writer write_error;  // null: OpenAI's form
+    error_writer write_error;
   };
 
   static handler_result ready(http_response response) { co_return std::optional<http_response>(std::move(response)); }
@@ -116,7 +115,8 @@ class dispatch_table {
       if (r.path.size() != path.size() || r.path != path) continue;
       if (!same_path) same_path = &r;
       if (r.method != request.method()) continue;
-      if (r.access == route_access::tenant && !(tenant = keys_->tenant_of(request))) return in_form(r, unauthorized());
+      if (r.access == route_access::tenant && !(tenant = keys_->tenant_of(request)))
+        return r.write_error(http_status::unauthorized, unauthorized());
       if (r.access == route_access::admin && !keys_->admin(request))
         return error_response(http_status::unauthorized, "This view needs the admin key.", "invalid_request_error",
                               "invalid_api_key");
@@ -130,30 +130,16 @@ class dispatch_table {
     if (!same_path || same_path->access != route_access::tenant)
       return error_response(http_status::not_found, "Unknown request URL: " + std::string(path), "invalid_request_error",
                             "unknown_url");
-    if (!keys_->tenant_of(request)) return in_form(*same_path, unauthorized());
-    return in_form(*same_path, error_response(http_status::method_not_allowed,
-                                              "Method " + std::string(request.method_string()) +
-                                                  " is not allowed on " + std::string(path),
-                                              "invalid_request_error", "method_not_allowed"));
+    if (!keys_->tenant_of(request)) return same_path->write_error(http_status::unauthorized, unauthorized());
+    return same_path->write_error(
+        http_status::method_not_allowed,
+        openai_error("Method " + std::string(request.method_string()) + " is not allowed on " + std::string(path),
+                     "invalid_request_error", "method_not_allowed"));
   }
 
-  // An error response in OpenAI's form, rewritten by the route's error
-  // writer where it has one (its status and keep-alive kept).
-  static http_response in_form(const route& r, http_response error) {
-    if (!r.write_error) return error;
-    boost::system::error_code ec;
-    const boost::json::value body = boost::json::parse(error.body(), ec);
-    if (ec || !body.is_object()) return error;
-    http_response rewritten = r.write_error(error.result(), body.get_object());
-    rewritten.keep_alive(error.keep_alive());
-    rewritten.prepare_payload();
-    return rewritten;
-  }
-
-  static http_response unauthorized() {
-    return error_response(http_status::unauthorized,
-                          "Incorrect API key provided. Send \"Authorization: Bearer <your key>\".",
-                          "invalid_request_error", "invalid_api_key");
+  static boost::json::object unauthorized() {
+    return openai_error("Incorrect API key provided. Send \"Authorization: Bearer <your key>\".",
+                        "invalid_request_error", "invalid_api_key");
   }
 
   const access_keys* keys_;

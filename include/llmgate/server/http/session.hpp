@@ -63,6 +63,7 @@
 #include <boost/beast/http/rfc7230.hpp>        // boost::beast::http::token_list
 #include <boost/beast/http/read.hpp>           // boost::beast::http::async_read
 #include <boost/beast/http/write.hpp>          // boost::beast::http::async_write
+#include <boost/json/object.hpp>               // boost::json::object (the 413's error)
 #include <boost/system/error_code.hpp>         // boost::system::error_code
 #include <boost/system/system_error.hpp>       // boost::system::system_error
 
@@ -70,7 +71,7 @@
 #include "llmgate/server/http/dispatch.hpp"              // dispatch_table
 #include "llmgate/server/http/exchange.hpp"              // exchange, response_stream, request_deadline
 #include "llmgate/server/http/response_bytes.hpp"        // append_response_bytes, append_header_bytes
-#include "llmgate/server/http/responses.hpp"             // error_response, path_of
+#include "llmgate/server/http/responses.hpp"             // error_response, openai_error, path_of
 #include "llmgate/server/operations/served_request.hpp"  // served_request
 
 namespace llmgate::inline v0 {
@@ -85,9 +86,10 @@ struct session_options {
   std::chrono::steady_clock::duration header_timeout = std::chrono::seconds(10);
   /// How long a request's body may take once its headers are in.
   std::chrono::steady_clock::duration body_timeout = std::chrono::seconds(60);
-  /// The response to a body over max_body_bytes, in OpenAI's form (the
-  /// dispatch table writes it in its route's); the session closes after it.
-  http_response too_large = {};
+  /// The error (OpenAI's error object) of the 413 answering a body over
+  /// max_body_bytes, written in its route's form; the session closes after it.
+  boost::json::object too_large = openai_error("The request body is too large.", "invalid_request_error",
+                                               "request_too_large");
   /// After a 413: how long, and how much of, the rest of the body is read
   /// and discarded before the close (http/lingering_close.hpp).
   linger_limits linger = {};
@@ -133,9 +135,7 @@ class session final : public session_base,
         std::tie(ec, std::ignore) = co_await read_header(parser);
         after_read();
         if (ec) {  // a Content-Length over max_body_bytes is refused with the headers
-          auto refusal = ec == http::error::body_limit
-                             ? std::optional(routes_.in_route_form(parser.get(), options_.too_large))
-                             : malformed(ec);
+          auto refusal = ec == http::error::body_limit ? std::optional(too_large(parser.get())) : malformed(ec);
           if (refusal) co_await refuse(std::move(*refusal), parser.get());
           break;
         }
@@ -148,7 +148,7 @@ class session final : public session_base,
         if (!refusal && !parser.is_done() && !body_here) refusal = routes_.refusal(request);
         if (!refusal && !parser.is_done() && continue_expected(request)) {
           if (parser.content_length().value_or(0) > options_.max_body_bytes) {
-            refusal = routes_.in_route_form(request, options_.too_large);
+            refusal = too_large(request);
           } else {
             constexpr std::string_view go_on = "HTTP/1.1 100 Continue\r\n\r\n";
             co_await boost::asio::async_write(stream_, boost::asio::buffer(go_on.data(), go_on.size()),
@@ -159,7 +159,7 @@ class session final : public session_base,
           before_read(read_phase::body);
           std::tie(ec, std::ignore) = co_await read_body(parser);
           after_read();
-          if (ec == http::error::body_limit) refusal = routes_.in_route_form(request, options_.too_large);
+          if (ec == http::error::body_limit) refusal = too_large(request);
           else if (ec) break;
         }
         if (refusal) {
@@ -352,6 +352,10 @@ class session final : public session_base,
     if (request.count(http::field::expect) > 0 && !continue_expected(request))
       return bad_request("The gateway meets no expectation but 100-continue.", http_status::expectation_failed);
     return std::nullopt;
+  }
+
+  http_response too_large(const http_request& header) const {
+    return routes_.error_for(header, http_status::payload_too_large, options_.too_large);
   }
 
   static bool continue_expected(const http_request& request) {

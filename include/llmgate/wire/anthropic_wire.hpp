@@ -41,7 +41,7 @@
 #include "llmgate/wire/detail/json_appender.hpp"     // json_appender
 #include "llmgate/wire/detail/request_path.hpp"      // request_path, required_string, set_parts_content
 #include "llmgate/wire/detail/standard_parameters.hpp"  // missing_parameter, wrong_type, wrong_value
-#include "llmgate/wire/openai_wire.hpp"              // detail::json_text, text_of, array_of
+#include "llmgate/wire/openai_wire.hpp"              // detail::json_text, text_of, array_of, string_member, function_of
 
 namespace llmgate::inline v0 {
 
@@ -282,19 +282,14 @@ inline void append_anthropic_usage(json_appender& json, const token_usage& usage
 // A tool call of OpenAI's form as a tool_use block; its arguments, JSON
 // text, as the block's input (an empty object where they are not JSON).
 inline void append_tool_use(json_appender& json, const boost::json::object& call) {
-  const auto* function = call.if_contains("function");
-  const auto* f = function ? function->if_object() : nullptr;
-  const auto text_of_member = [](const boost::json::object* o, std::string_view name) -> std::string_view {
-    const auto* v = o ? o->if_contains(name) : nullptr;
-    return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
-  };
+  const boost::json::object* f = function_of(call);
   boost::system::error_code ec;
-  boost::json::value input = boost::json::parse(text_of_member(f, "arguments"), ec);
+  boost::json::value input = boost::json::parse(string_member(f, "arguments"), ec);
   if (ec || !input.is_object()) input = boost::json::object();
   json.raw("{\"type\":\"tool_use\",\"id\":");
-  json.string(text_of_member(&call, "id"));
+  json.string(string_member(&call, "id"));
   json.raw(",\"name\":");
-  json.string(text_of_member(f, "name"));
+  json.string(string_member(f, "name"));
   json.raw(",\"input\":");
   json.value(input);
   json.raw("}");
@@ -402,20 +397,19 @@ class messages_stream_events {
       if (!call) continue;
       const auto* index = call->if_contains("index");
       const std::int64_t tool = index && index->is_int64() ? index->get_int64() : 0;
-      const auto* function = call->if_contains("function");
-      const auto* f = function ? function->if_object() : nullptr;
+      const boost::json::object* f = detail::function_of(*call);
       if (open_ != block::tool || tool != open_tool_) {
         std::string start;
         detail::json_appender json(start);
         json.raw("{\"type\":\"tool_use\",\"id\":");
-        json.string(member(call, "id"));
+        json.string(detail::string_member(call, "id"));
         json.raw(",\"name\":");
-        json.string(member(f, "name"));
+        json.string(detail::string_member(f, "name"));
         json.raw(",\"input\":{}}");
         open_block(out, block::tool, start);
         open_tool_ = tool;
       }
-      if (const std::string_view arguments = member(f, "arguments"); !arguments.empty())
+      if (const std::string_view arguments = detail::string_member(f, "arguments"); !arguments.empty())
         delta(out, "input_json_delta", "partial_json", arguments);
     }
     return out;
@@ -456,11 +450,6 @@ class messages_stream_events {
     out.append("event: ").append(name).append("\ndata: ");
   }
   static void end_event(std::string& out) { out.append("\n\n"); }
-
-  static std::string_view member(const boost::json::object* object, std::string_view name) {
-    const auto* value = object ? object->if_contains(name) : nullptr;
-    return value && value->is_string() ? std::string_view(value->get_string()) : std::string_view();
-  }
 
   void open_block(std::string& out, block kind, std::string_view content_block) {
     close_block(out);

@@ -43,7 +43,7 @@
 #include "llmgate/wire/detail/json_appender.hpp"        // json_appender
 #include "llmgate/wire/detail/request_path.hpp"         // request_path, required_string, set_parts_content
 #include "llmgate/wire/detail/standard_parameters.hpp"  // check_integer, check_number, wrong_type, wrong_value
-#include "llmgate/wire/openai_wire.hpp"                 // parse_request_json, detail::json_text, text_of, array_of
+#include "llmgate/wire/openai_wire.hpp"                 // parse_request_json, detail::json_text, text_of, array_of, string_member
 
 namespace llmgate::inline v0 {
 
@@ -342,11 +342,6 @@ inline void append_function_call_item(json_appender& json, std::string_view call
   json.raw("}");
 }
 
-inline std::string_view string_member(const boost::json::object* object, std::string_view name) {
-  const auto* value = object ? object->if_contains(name) : nullptr;
-  return value && value->is_string() ? std::string_view(value->get_string()) : std::string_view();
-}
-
 // An answer's output items: its text as a message item (also when there
 // is neither text nor a tool call), then a function_call item per call.
 inline void append_output(json_appender& json, const chat_response& answer, std::string_view response_id) {
@@ -362,8 +357,7 @@ inline void append_output(json_appender& json, const chat_response& answer, std:
     if (!object) continue;
     if (!first) json.raw(",");
     first = false;
-    const auto* function = object->if_contains("function");
-    const auto* f = function ? function->if_object() : nullptr;
+    const boost::json::object* f = function_of(*object);
     append_function_call_item(json, string_member(object, "id"), string_member(f, "name"),
                               string_member(f, "arguments"), "completed");
   }
@@ -481,8 +475,7 @@ class responses_stream_events {
       if (!call) continue;
       const auto* index = call->if_contains("index");
       const std::int64_t tool = index && index->is_int64() ? index->get_int64() : 0;
-      const auto* function = call->if_contains("function");
-      const auto* f = function ? function->if_object() : nullptr;
+      const boost::json::object* f = detail::function_of(*call);
       if (open_ != item::function_call || tool != open_tool_) {
         open_function_call(out, detail::string_member(call, "id"), detail::string_member(f, "name"));
         open_tool_ = tool;

@@ -91,6 +91,20 @@ inline boost::json::array array_of(std::string_view text) {
   return {};
 }
 
+/// The string member `name` of `object`; empty where either is missing or
+/// the member is not a string.
+inline std::string_view string_member(const boost::json::object* object, std::string_view name) {
+  const auto* value = object ? object->if_contains(name) : nullptr;
+  return value && value->is_string() ? std::string_view(value->get_string()) : std::string_view();
+}
+
+/// The "function" object of a tool call or tool-call delta of OpenAI's
+/// form; null where it has none.
+inline const boost::json::object* function_of(const boost::json::object& call) {
+  const auto* function = call.if_contains("function");
+  return function ? function->if_object() : nullptr;
+}
+
 inline chat_message parse_chat_message(const boost::json::value& value, const std::string& where) {
   if (!value.is_object()) wrong_type(where, "an object", value);
   const auto& object = value.get_object();

@@ -80,22 +80,22 @@ struct route {
   // A streamed answer's tool call, assembled as the route's clients do:
   // "<call id> <name> <arguments>".
   std::string streamed_tool_call(const http_reply& reply) const {
-    std::string id, name, arguments;
+    std::string call_id, function, arguments;
     for (const std::string& data : reply.events()) {
       if (data == "[DONE]") continue;
       const json::value event = json::parse(data);
       const auto text = [](const json::value& v) { return std::string(v.as_string()); };
-      if (this->name == "/v1/messages") {
+      if (name == "/v1/messages") {
         if (event.at("type") == "content_block_start" && event.at("content_block").at("type") == "tool_use") {
-          id = text(event.at("content_block").at("id"));
-          name = text(event.at("content_block").at("name"));
+          call_id = text(event.at("content_block").at("id"));
+          function = text(event.at("content_block").at("name"));
         } else if (event.at("type") == "content_block_delta" && event.at("delta").at("type") == "input_json_delta") {
           arguments += text(event.at("delta").at("partial_json"));
         }
-      } else if (this->name == "/v1/responses") {
+      } else if (name == "/v1/responses") {
         if (event.at("type") == "response.output_item.added" && event.at("item").at("type") == "function_call") {
-          id = text(event.at("item").at("call_id"));
-          name = text(event.at("item").at("name"));
+          call_id = text(event.at("item").at("call_id"));
+          function = text(event.at("item").at("name"));
         } else if (event.at("type") == "response.function_call_arguments.delta") {
           arguments += text(event.at("delta"));
         }
@@ -103,13 +103,13 @@ struct route {
         const auto* calls = event.at("choices").at(0).at("delta").as_object().if_contains("tool_calls");
         if (!calls) continue;
         const json::object& call = calls->at(0).as_object();
-        if (const auto* call_id = call.if_contains("id")) id = text(*call_id);
-        const json::object& function = call.at("function").as_object();
-        if (const auto* function_name = function.if_contains("name")) name = text(*function_name);
-        if (const auto* more = function.if_contains("arguments")) arguments += text(*more);
+        if (const auto* id = call.if_contains("id")) call_id = text(*id);
+        const json::object& called = call.at("function").as_object();
+        if (const auto* named = called.if_contains("name")) function = text(*named);
+        if (const auto* more = called.if_contains("arguments")) arguments += text(*more);
       }
     }
-    return id + " " + name + " " + arguments;
+    return call_id + " " + function + " " + arguments;
   }
 
   // Whether a stream's body ends as the route says an answer broke off.

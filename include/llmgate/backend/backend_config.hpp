@@ -15,6 +15,7 @@
 #include <boost/json/array.hpp>   // boost::json::array
 #include <boost/json/object.hpp>  // boost::json::object
 
+#include "llmgate/backend/pool/pool_config.hpp"  // replica_config, balancing_config, read_replicas
 #include "llmgate/config/config_reader.hpp"  // config_reader, refuse, within, check_url
 #include "llmgate/detail/name_set.hpp"       // name_set (names must not repeat)
 #include "llmgate/version.hpp"               // the inline versioned namespace
@@ -30,8 +31,10 @@ struct backend_config {
   std::string base_url = {};    ///< openai: required; anthropic, ollama: their usual address when empty
   std::string api_key = {};     ///< from api_key_env; never logged
   std::string model = {};       ///< when set, replaces the model of every request sent (a model's upstream_model wins)
-  unsigned retries = 2;         ///< retries after the first try (429, 5xx, network)
+  unsigned retries = 2;         ///< retries after the first try (429, 5xx, network); each replica's in a pool
   boost::json::object options = {};  ///< the entry as written: fields of a kind's own
+  std::vector<replica_config> replicas = {};  ///< a pool of deployments instead of base_url (pool_config.hpp); empty: none
+  balancing_config balance = {};              ///< how a pool's requests are spread over its replicas
 };
 
 namespace detail {
@@ -54,8 +57,14 @@ inline void check_backend(const backend_config& backend, std::string_view where,
   check_backend_kind(backend.kind, where, kinds);
   bool builtin = false;
   for (const auto k : builtin_backend_kinds) builtin = builtin || k == backend.kind;
+  if (!backend.replicas.empty()) {
+    if (!backend.base_url.empty())
+      refuse(config_path(where, "replicas"), "and base_url exclude each other: a pool's addresses are its replicas'");
+    check_replicas(backend.replicas, config_path(where, "replicas"));
+    backend.balance.check(config_path(where, "balance"));
+  }
   if (!builtin || backend.kind == "demo") return;
-  if (backend.kind == "openai" || backend.kind == "llama.cpp" || !backend.base_url.empty())
+  if (backend.replicas.empty() && (backend.kind == "openai" || backend.kind == "llama.cpp" || !backend.base_url.empty()))
     check_url(config_path(where, "base_url"), backend.base_url);
   within<unsigned>(config_path(where, "retries"), backend.retries, 0, max_retries);
   if (const auto* tokens = backend.options.if_contains("max_tokens"); tokens && tokens->is_number())
@@ -81,16 +90,25 @@ inline std::vector<backend_config> read_backends(const boost::json::array& backe
       only_known_keys(entry, where, {"name", "kind"}, " of a demo backend");
     } else if (backend.kind == "anthropic") {
       only_known_keys(entry, where, {"name", "kind", "base_url", "api_key_env", "api_key", "model", "retries",
-                                     "version", "max_tokens"});
+                                     "version", "max_tokens", "replicas", "balance"});
       (void)read::string(entry, "version", where);
       (void)read::count(entry, "max_tokens", where, 0);
     } else if (backend.kind == "openai" || backend.kind == "ollama") {
-      only_known_keys(entry, where, {"name", "kind", "base_url", "api_key_env", "api_key", "model", "retries"},
+      only_known_keys(entry, where, {"name", "kind", "base_url", "api_key_env", "api_key", "model", "retries",
+                                     "replicas", "balance"},
                       " of an " + backend.kind + " backend");
     }  // a kind registered in C++ reads its own keys from `options`
     backend.base_url = read::string(entry, "base_url", where);
     backend.api_key = read::secret(entry, where, false);
     backend.model = read::string(entry, "model", where);
+    if (const auto* replicas = read::array(entry, "replicas", where)) {
+      if (backend.kind == "demo") refuse(where + ".replicas", "is not for a demo backend");
+      backend.replicas = read_replicas(*replicas, backend.name, where + ".replicas");
+      backend.balance = balancing_config::read(read::object(entry, "balance", where), where + ".balance");
+      backend.retries = 0;  // a pool's next replica is the retry
+    } else if (entry.contains("balance")) {
+      refuse(where + ".balance", "needs \"replicas\" to balance over");
+    }
     backend.retries = read::narrow_count<unsigned>(entry, "retries", where, backend.retries, 0, max_retries);
     if (!names.insert(backend.name).second) refuse(where + ".name", "repeats \"" + backend.name + "\"");
     backend.options = entry;

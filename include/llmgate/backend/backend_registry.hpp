@@ -10,7 +10,11 @@
 //
 // A factory is called once per worker thread and model that uses the
 // backend (each worker has its own connection pool, `setup.client`), at
-// start only. retried(backend, config) wraps a backend in the retries the
+// start only. An entry with "replicas" is made as a backend_pool
+// (backend/pool/): its kind's factory makes each replica from the entry
+// with the replica's name and base_url, and every worker's pool of one
+// entry shares one replica_pool (loads, health, the policy's memory),
+// which pools() lists for /metrics. retried(backend, config) wraps a backend in the retries the
 // config's "retries" asks for (network failures, 429 and 5xx; see
 // backend/retry.hpp), as the built-in kinds do; calling it inside the
 // factory keeps one type erasure (any_backend) per call.
@@ -46,6 +50,8 @@
 #include "llmgate/backend/http_client.hpp"        // http_client
 #include "llmgate/backend/llama_cpp_backend.hpp"  // llama_cpp_backend, llama_cpp_slots
 #include "llmgate/backend/ollama_backend.hpp"     // ollama_backend
+#include "llmgate/backend/pool/backend_pool.hpp"  // backend_pool, replica_pool
+#include "llmgate/backend/pool/pool_config.hpp"   // configured_balancing
 #include "llmgate/backend/openai_backend.hpp"     // openai_backend
 #include "llmgate/backend/price_table.hpp"        // price_table
 #include "llmgate/backend/retry.hpp"              // retrying_backend
@@ -66,6 +72,7 @@ struct backend_setup {
 class backend_registry {
  public:
   using factory = std::function<any_backend(const backend_config&, const backend_setup&)>;
+  using pool_state = replica_pool<configured_balancing>;
 
   /// No kinds at all.
   backend_registry() = default;
@@ -91,13 +98,30 @@ class backend_registry {
     return names;
   }
 
-  /// The backend `config` describes. Throws llmgate::error naming the
-  /// kind when none is registered.
+  /// The backend `config` describes (a pool where it has replicas).
+  /// Throws llmgate::error naming the kind when none is registered.
   any_backend make(const backend_config& config, const backend_setup& setup) const {
     const auto found = factories_.find(config.kind);
     if (found == factories_.end())
       throw error(errc::invalid_request, "backend \"" + config.name + "\": no backend kind \"" + config.kind + "\"");
-    return found->second(config, setup);
+    if (config.replicas.empty()) return found->second(config, setup);
+    std::vector<any_backend> replicas;
+    for (const auto& replica : config.replicas) {
+      backend_config one = config;
+      one.name = replica.name;
+      one.base_url = replica.base_url;
+      one.replicas.clear();
+      replicas.push_back(found->second(one, setup));
+    }
+    return any_backend(backend_pool<any_backend, configured_balancing>(config.name, std::move(replicas),
+                                                                       pools_->state_of(config),
+                                                                       config.balance.prefix_tokens * bytes_per_token_estimate));
+  }
+
+  /// Each pool made so far, by its entry's name, with its shared state.
+  std::vector<std::pair<std::string, std::shared_ptr<const pool_state>>> pools() const {
+    std::scoped_lock lock(pools_->mutex);
+    return {pools_->states.begin(), pools_->states.end()};
   }
 
   /// `backend` with the config's retries after the first try.
@@ -107,7 +131,26 @@ class backend_registry {
   }
 
  private:
+  // One replica_pool per pooled entry, shared by the copies of this
+  // registry and so by every worker's pool of that entry.
+  struct pool_states {
+    std::mutex mutex;
+    std::map<std::string, std::shared_ptr<pool_state>> states;
+
+    std::shared_ptr<pool_state> state_of(const backend_config& config) {
+      std::scoped_lock lock(mutex);
+      auto& state = states[config.name];
+      if (!state) {
+        std::vector<replica_spec> replicas;
+        for (const auto& replica : config.replicas) replicas.push_back({.name = replica.name, .weight = replica.weight});
+        state = std::make_shared<pool_state>(std::move(replicas), configured_balancing(config.balance));
+      }
+      return state;
+    }
+  };
+
   std::map<std::string, factory, std::less<>> factories_;
+  std::shared_ptr<pool_states> pools_ = std::make_shared<pool_states>();
 };
 
 template <class>

@@ -404,7 +404,44 @@ class basic_gateway {
                   {"llmgate_shared_replication_lag_seconds",
                    "Age of the last change from another replica when it was applied.", s.replication_lag_ms / 1000}});
     }
+    add_pool_gauges(now);
     return now;
+  }
+
+  // Each pooled backend's replicas: up, in flight, requests, failures,
+  // prompt and reused tokens, and the time to first byte the latency
+  // policy goes by; each family's lines together.
+  void add_pool_gauges(gateway_metrics::gauges& now) const {
+    struct family {
+      const char* name;
+      const char* help;
+      const char* type;
+      double (*value)(const replica_report&);
+    };
+    static constexpr family families[] = {
+        {"llmgate_pool_replica_up", "1 while a pool's replica takes requests, 0 while it rests after failures.",
+         "gauge", [](const replica_report& r) { return r.up ? 1.0 : 0.0; }},
+        {"llmgate_pool_replica_in_flight", "Requests a pool's replica is answering.", "gauge",
+         [](const replica_report& r) { return static_cast<double>(r.in_flight); }},
+        {"llmgate_pool_replica_requests_total", "Requests placed on a pool's replica.", "counter",
+         [](const replica_report& r) { return static_cast<double>(r.requests); }},
+        {"llmgate_pool_replica_failures_total", "Calls a pool's replica failed for its availability.", "counter",
+         [](const replica_report& r) { return static_cast<double>(r.failures); }},
+        {"llmgate_pool_replica_prompt_tokens_total", "Prompt tokens a pool's replica was sent.", "counter",
+         [](const replica_report& r) { return static_cast<double>(r.prompt_tokens); }},
+        {"llmgate_pool_replica_reused_tokens_total",
+         "Prompt tokens a pool's replica reused from its cache instead of computing them.", "counter",
+         [](const replica_report& r) { return static_cast<double>(r.reused_tokens); }},
+        {"llmgate_pool_replica_first_byte_seconds", "A pool's replica's moving average time to first byte.", "gauge",
+         [](const replica_report& r) { return r.ttfb_ewma_ms / 1000; }}};
+    std::vector<std::pair<std::string, replica_report>> replicas;
+    for (const auto& [pool, state] : registry_.pools())
+      for (auto& report : state->reports())
+        replicas.emplace_back("pool=\"" + gateway_metrics::escape(pool) + "\",replica=\"" +
+                                  gateway_metrics::escape(report.name) + "\"",
+                              std::move(report));
+    for (const auto& f : families)
+      for (const auto& [labels, report] : replicas) now.push_back({f.name, f.help, f.value(report), f.type, labels});
   }
 
   void add_stats(boost::json::object& stats) const {
@@ -430,6 +467,18 @@ class basic_gateway {
     if (coalescing()) {
       const auto calls = coalesced_.stats();
       stats["coalescing"] = {{"calls", calls.calls}, {"waiting", calls.waiting}, {"coalesced", calls.coalesced}};
+    }
+    if (const auto pools = registry_.pools(); !pools.empty()) {
+      boost::json::object by_pool;
+      for (const auto& [pool, state] : pools) {
+        boost::json::array replicas;
+        for (const auto& r : state->reports())
+          replicas.push_back({{"name", r.name}, {"weight", r.weight}, {"up", r.up}, {"in_flight", r.in_flight},
+                              {"requests", r.requests}, {"failures", r.failures}, {"prompt_tokens", r.prompt_tokens},
+                              {"reused_tokens", r.reused_tokens}, {"first_byte_ewma_ms", r.ttfb_ewma_ms}});
+        by_pool[pool] = std::move(replicas);
+      }
+      stats["pools"] = std::move(by_pool);
     }
     boost::json::object prompts = gateway_metrics::prompt_json(*prompt_stats_);
     prompts["registered"] = prompt_schema_list(*schemas_);

@@ -212,7 +212,12 @@ class gateway_metrics {
       ++routed->second;
     }
     if (!r.backend.empty()) {
-      auto& b = backends_[r.backend];
+      // A pool's answer names its replica and why it was chosen
+      // ("llama#1; prefix held"): counted by the replica.
+      const std::string_view backend = std::string_view(r.backend).substr(0, r.backend.find("; "));
+      auto found = backends_.find(backend);
+      if (found == backends_.end()) found = backends_.try_emplace(std::string(backend)).first;
+      auto& b = found->second;
       ++b.calls;
       if (r.status >= 400) ++b.errors;
       b.cost_usd += r.cost_usd;
@@ -329,7 +334,7 @@ class gateway_metrics {
   static double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
   mutable std::mutex mutex_;
   std::map<std::string, tenant_counts> tenants_;
-  std::map<std::string, backend_counts> backends_;
+  std::map<std::string, backend_counts, std::less<>> backends_;
   std::map<unsigned, std::uint64_t> statuses_;
   std::map<std::string, std::uint64_t, std::less<>> routed_;  // by the model a router chose
   latency_histogram latency_;  // chat requests'

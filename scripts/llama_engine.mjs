@@ -5,7 +5,10 @@
 // CPU, behind /v1/models, /v1/chat/completions (whole and SSE with the
 // usage chunk), /v1/embeddings and /tokenize.
 //
-//   node llama_engine.mjs <folder holding node_modules> <model.gguf>
+//   node llama_engine.mjs <folder holding node_modules> <model.gguf> [slot context]
+//
+// The slot context (tokens per slot) is 512 unless given: stories260K's
+// training context; the pool bench gives more, for its longest prompts.
 //
 // Sampling: temperature (0, greedy, when absent), top_p, top_k and seed as
 // OpenAI's fields name them; max_tokens (24 when absent, at most 128).
@@ -32,13 +35,13 @@ import http from "node:http";
 import {basename} from "node:path";
 import {pathToFileURL} from "node:url";
 
-const [engineDir, modelPath] = process.argv.slice(2);
+const [engineDir, modelPath, slotContext] = process.argv.slice(2);
 const {getLlama, LlamaCompletion} = await import(
     pathToFileURL(`${engineDir}/node_modules/node-llama-cpp/dist/index.js`));
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error"});
 const model = await llama.loadModel({modelPath});
 const SLOTS = 4;
-const SLOT_CONTEXT = 512;  // tokens per slot: stories260K's training context
+const SLOT_CONTEXT = Number(slotContext ?? 512);  // tokens per slot
 const SLOT_PROMPT_SIMILARITY = 0.1;
 const context = await model.createContext({contextSize: SLOT_CONTEXT, sequences: SLOTS, threads: 1});
 const slots = Array.from({length: SLOTS}, (_, id) => {

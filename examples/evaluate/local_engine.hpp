@@ -15,11 +15,15 @@
 
 class local_engine {
  public:
-  /// Starts the engine on `model`; its log goes to `log`. Throws when it does not come up.
+  /// Starts the engine on `model`; its log goes to `log`; `slot_context`
+  /// (tokens per slot) is the script's own default when empty. Throws when
+  /// it does not come up.
   local_engine(const std::filesystem::path& script, const std::filesystem::path& node_packages,
-               const std::filesystem::path& model, const std::filesystem::path& log) {
+               const std::filesystem::path& model, const std::filesystem::path& log,
+               const std::string& slot_context = {}) {
     const std::string command = "exec node " + quoted(script.string()) + " " + quoted(node_packages.string()) + " " +
-                                quoted(model.string()) + " 2> " + quoted(log.string());
+                                quoted(model.string()) + (slot_context.empty() ? "" : " " + quoted(slot_context)) +
+                                " 2> " + quoted(log.string());
     pipe_ = popen(command.c_str(), "r");
     unsigned port = 0;
     if (!pipe_ || std::fscanf(pipe_, "listening %u %d", &port, &pid_) != 2 || port == 0)

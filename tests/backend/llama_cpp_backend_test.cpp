@@ -5,8 +5,9 @@
 // n_predict 0, save) and restored into another slot, one request at a time
 // per slot, the fallbacks (a server without slot files, a file that cannot
 // be restored) counted with their reasons, timings.cache_n read as the
-// cached count, and the registry's "llama.cpp" kind sharing its slots
-// between the backends of its workers. The stand-in answers as
+// cached count, the registry's "llama.cpp" kind sharing its slots
+// between the backends of its workers, and a pool's replicas sharing their
+// slot files where their servers share a slot directory. The stand-in answers as
 // tools/server of llama.cpp does (its routes, bodies and error objects);
 // llama_server_slots_test runs the real server.
 #include <boost/test/unit_test.hpp>
@@ -79,21 +80,24 @@ reply slot_saved(int slot) {
   return reply::json({{"id_slot", slot}, {"filename", slot_file()}, {"n_saved", 12}, {"n_written", 4096}});
 }
 
+// Routes `server` as llama-server with 2 slots and slot files.
+void serve_as_llama(llmgate::test::upstream_server& server) {
+  server.on("/props", reply::json({{"total_slots", 2}, {"default_generation_settings", {{"n_ctx", 512}}}}));
+  server.on("/apply-template", [](const received_request& request) {
+    std::string prompt = "T:";
+    const json::value body = request.json();
+    for (const auto& message : body.at("messages").as_array())
+      prompt += std::string(message.at("content").as_string()) + "|";
+    return reply::json({{"prompt", prompt}});
+  });
+  server.on("/completion", reply::json({{"content", "."}, {"tokens_cached", 12}}));
+  server.on("/slots/0", slot_saved(0));
+  server.on("/slots/1", slot_saved(1));
+  server.on(chat_path, reply::chat("ok", {20, 1, 12, 0}));
+}
+
 struct llama_fixture : backend_fixture {
-  llama_fixture() {
-    server.on("/props", reply::json({{"total_slots", 2}, {"default_generation_settings", {{"n_ctx", 512}}}}));
-    server.on("/apply-template", [](const received_request& request) {
-      std::string prompt = "T:";
-      const json::value body = request.json();
-      for (const auto& message : body.at("messages").as_array())
-        prompt += std::string(message.at("content").as_string()) + "|";
-      return reply::json({{"prompt", prompt}});
-    });
-    server.on("/completion", reply::json({{"content", "."}, {"tokens_cached", 12}}));
-    server.on("/slots/0", slot_saved(0));
-    server.on("/slots/1", slot_saved(1));
-    server.on(chat_path, reply::chat("ok", {20, 1, 12, 0}));
-  }
+  llama_fixture() { serve_as_llama(server); }
 
   llama_cpp_backend backend(llama_cpp_options options = {}) {
     options.base_url = server.url();
@@ -371,6 +375,34 @@ BOOST_FIXTURE_TEST_CASE(the_registrys_kind_shares_slots_between_workers, llama_f
   run(two.complete(story("a")));
   run(one.complete(story("b")));
   BOOST_TEST(chat_slots(server.received()) == (std::vector<std::int64_t>{0, 1, 0, 1}));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_prefix_that_moves_to_a_replica_sharing_the_slot_directory_is_restored_there, llama_fixture) {
+  // Two llama-servers as a pool's replicas, round robin: the schema's first
+  // prompt is encoded and saved on the first, its second goes to the other.
+  for (const bool shared : {true, false}) {
+    llmgate::test::upstream_server first, second;
+    for (auto* replica : {&first, &second}) {
+      serve_as_llama(*replica);
+      replica->start();
+    }
+    llmgate::backend_config config{.name = shared ? "shared" : "apart", .kind = "llama.cpp", .retries = 0,
+                                   .options = {{"shared_slot_files", shared}}};
+    config.replicas = {{.name = "a", .base_url = first.url()}, {.name = "b", .base_url = second.url()}};
+    config.balance.policy = "round_robin";
+    const auto registry = llmgate::backend_registry::builtin();
+    auto pool = registry.make(config, {.executor = io.get_executor(), .client = client(), .prices = {}});
+    BOOST_TEST(run(pool.complete(story("story/1/cats"))).backend == "a; round_robin");
+    BOOST_TEST(targets(first.received()) == (std::vector<std::string>{"/props", "/apply-template", "/completion",
+                                                                      "/slots/0?action=save", chat_path}));
+    BOOST_TEST(run(pool.complete(story("story/1/cats"))).backend == "b; round_robin");
+    if (shared)  // the other replica reads the file the first one wrote
+      BOOST_TEST(targets(second.received()) ==
+                 (std::vector<std::string>{"/props", "/slots/0?action=restore", chat_path}));
+    else  // a directory of its own: it computes the schema again
+      BOOST_TEST(targets(second.received()) == (std::vector<std::string>{"/props", "/apply-template", "/completion",
+                                                                         "/slots/0?action=save", chat_path}));
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

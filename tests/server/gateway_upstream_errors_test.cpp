@@ -4,8 +4,10 @@
 // context overflow is 400 context_length_exceeded in any server's words,
 // other failures are 502 (429 with Retry-After) with messages that name
 // no URL or backend, which go to the log instead; an answer names the
-// model the client asked for, never the upstream's; and a burst then a
-// quiet longer than the upstream's idle timeout costs no request.
+// model the client asked for, never the upstream's; a pooled backend's
+// replica that is down gets nothing while it rests, and x-llmgate-backend
+// and /metrics name the replica; and a burst then a quiet longer than the
+// upstream's idle timeout costs no request.
 #include <chrono>  // std::chrono
 #include <cstdio>  // std::tmpfile, std::rewind, std::fgetc
 #include <future>  // std::async
@@ -210,6 +212,45 @@ BOOST_FIXTURE_TEST_CASE(an_answer_names_the_model_asked_for_not_the_upstreams, e
 
 // The case through the gateway: a burst of misses fills the pool,
 // the upstream closes its idle connections, and the next requests all succeed.
+BOOST_AUTO_TEST_CASE(a_pooled_replica_that_is_down_gets_nothing_while_it_rests) {
+  upstream_server replica;
+  replica.on(chat_path, reply::chat("from the replica"));
+  replica.start();
+  gateway_config config;
+  config.listen.port = 0;
+  config.listen.threads = 2;  // two workers' pools share one replica_pool
+  backend_config pool{.name = "pool", .retries = 0};
+  pool.replicas = {{.name = "pool#0", .base_url = "http://127.0.0.1:1/v1"}, {.name = "pool#1", .base_url = replica.url("/v1")}};
+  pool.balance.policy = "round_robin";
+  config.backends = {pool};
+  config.models = {{.name = "test-model", .backends = {"pool"}}};
+  config.tenants = {{"acme", "key-acme"}};
+  config.admin.api_key = "admin-key";
+  gateway server(std::move(config));
+  server.start();
+  for (int i = 0; i < 3; ++i) {
+    const auto answer = post(server.port(), chat_path, chat_body("Question " + std::to_string(i)), "key-acme");
+    BOOST_TEST(answer.status == 200u);
+    BOOST_TEST(answer.json().at("choices").at(0).at("message").at("content").as_string() == "from the replica");
+    // The first request tried pool#0 (nothing listens there) and moved on.
+    BOOST_TEST(answer.header("x-llmgate-backend") == "pool#1; round_robin");
+  }
+  BOOST_TEST(replica.requests(chat_path) == 3u);
+  const auto metrics = get(server.port(), "/metrics", "admin-key").body;
+  for (const char* line : {"llmgate_pool_replica_up{pool=\"pool\",replica=\"pool#0\"} 0\n",
+                           "llmgate_pool_replica_up{pool=\"pool\",replica=\"pool#1\"} 1\n",
+                           "llmgate_pool_replica_requests_total{pool=\"pool\",replica=\"pool#0\"} 1\n",
+                           "llmgate_pool_replica_failures_total{pool=\"pool\",replica=\"pool#0\"} 1\n",
+                           "llmgate_pool_replica_requests_total{pool=\"pool\",replica=\"pool#1\"} 3\n",
+                           "llmgate_backend_calls_total{backend=\"pool#1\"} 3\n"})
+    BOOST_TEST(metrics.find(line) != std::string::npos, line);
+  const auto stats = get(server.port(), "/admin/stats", "admin-key").json();
+  const auto& replicas = stats.at("pools").at("pool").as_array();
+  BOOST_TEST(replicas.size() == 2u);
+  BOOST_TEST(replicas.at(1).at("requests").as_uint64() == 3u);
+  BOOST_TEST(replicas.at(0).at("up").as_bool() == false);
+}
+
 BOOST_AUTO_TEST_CASE(a_burst_then_quiet_past_the_upstreams_idle_timeout_costs_no_request) {
   upstream_server upstream;
   upstream.close_idle_after(1s);

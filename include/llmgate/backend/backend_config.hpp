@@ -35,6 +35,7 @@ struct backend_config {
   boost::json::object options = {};  ///< the entry as written: fields of a kind's own
   std::vector<replica_config> replicas = {};  ///< a pool of deployments instead of base_url (pool_config.hpp); empty: none
   balancing_config balance = {};              ///< how a pool's requests are spread over its replicas
+  std::string pool = {};                      ///< set by the registry for each replica it makes: its pool's name
 };
 
 namespace detail {

@@ -27,7 +27,9 @@
 //   llama.cpp  "slots" (the server's --parallel; asked of the server when
 //              absent), "slot_files": false stops saving and restoring
 //              schemas as slot files, "cache_reuse" (n_cache_reuse sent with
-//              PML prompts). Every backend made for one llama.cpp
+//              PML prompts), "shared_slot_files": true for a pool whose
+//              servers share one --slot-save-path (a replica restores what
+//              another saved). Every backend made for one llama.cpp
 //              entry (one per worker) shares its slots and slot files.
 #pragma once
 
@@ -111,6 +113,7 @@ class backend_registry {
       one.name = replica.name;
       one.base_url = replica.base_url;
       one.replicas.clear();
+      one.pool = config.name;
       replicas.push_back(found->second(one, setup));
     }
     return any_backend(backend_pool<any_backend, configured_balancing>(config.name, std::move(replicas),
@@ -176,10 +179,17 @@ backend_registry backend_registry::builtin() {
       options.cache_breakpoints = std::min<std::size_t>(count->to_number<std::size_t>(), anthropic_max_breakpoints);
     return retried(anthropic_backend(s.client, std::move(options)), b);
   });
-  // One slots record per llama.cpp entry, shared by the backends every
-  // worker makes for it (the registry is copied, the map is not).
-  auto llama_servers = std::make_shared<std::pair<std::mutex, std::map<std::string, std::shared_ptr<llama_cpp_slots>>>>();
-  registry.add("llama.cpp", [llama_servers](const backend_config& b, const backend_setup& s) {
+  // One slots record per llama.cpp entry (or replica), shared by the
+  // backends every worker makes for it, and one slot-file table per pool
+  // whose replicas share their files (the registry is copied, the maps are
+  // not).
+  struct llama_servers {
+    std::mutex mutex;
+    std::map<std::string, std::shared_ptr<llama_cpp_slots>> slots;
+    std::map<std::string, std::shared_ptr<llama_cpp_slot_files>> pooled_files;
+  };
+  auto servers = std::make_shared<llama_servers>();
+  registry.add("llama.cpp", [servers](const backend_config& b, const backend_setup& s) {
     llama_cpp_options options{.name = b.name, .api_key = b.api_key, .model = std::string(s.model),
                               .prices = s.prices, .statistics = s.prompt_statistics};
     if (!b.base_url.empty()) options.base_url = b.base_url;
@@ -189,10 +199,20 @@ backend_registry backend_registry::builtin() {
       options.slot_files = files->get_bool();
     if (const auto* reuse = b.options.if_contains("cache_reuse"); reuse && reuse->is_number())
       options.cache_reuse = reuse->to_number<std::size_t>();
+    const auto* pooled = b.options.if_contains("shared_slot_files");
+    const bool shares_files = !b.pool.empty() && pooled && pooled->is_bool() && pooled->get_bool();
     {
-      std::scoped_lock lock(llama_servers->first);
-      auto& shared = llama_servers->second[b.name + "\n" + options.base_url];
-      if (!shared) shared = std::make_shared<llama_cpp_slots>();
+      std::scoped_lock lock(servers->mutex);
+      auto& shared = servers->slots[b.name + "\n" + options.base_url];
+      if (!shared) {
+        auto files = std::make_shared<llama_cpp_slot_files>();
+        if (shares_files) {
+          auto& pool_files = servers->pooled_files[b.pool];
+          if (!pool_files) pool_files = files;
+          files = pool_files;
+        }
+        shared = std::make_shared<llama_cpp_slots>(std::move(files));
+      }
       options.shared = shared;
     }
     return retried(llama_cpp_backend(s.client, std::move(options)), b);

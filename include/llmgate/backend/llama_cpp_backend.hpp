@@ -79,9 +79,36 @@
 
 namespace llmgate::inline v0 {
 
+/// The slot files of llama-servers that save to one directory: which
+/// schemas have a file, and one encoding or restore of each at a time.
+/// One server has its own; the replicas of a pool whose servers share their
+/// --slot-save-path share one (the entry's "shared_slot_files"), so that a
+/// prefix that moves to another replica is restored there from the file
+/// the first one saved instead of being computed again. Thread-safe.
+class llama_cpp_slot_files {
+ public:
+  struct slot_file {
+    bool saved = false;        ///< under `lock`
+    std::string refused;       ///< why its encoding failed for good ("" if it did not); under `lock`
+    detail::async_mutex lock;  ///< one encoding or restore at a time
+  };
+
+  /// The record of slot file `name` (made on first use; never removed).
+  slot_file& file(const std::string& name) {
+    std::scoped_lock guard(mutex_);
+    auto& entry = files_[name];
+    if (!entry) entry = std::make_unique<slot_file>();
+    return *entry;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<slot_file>> files_;
+};
+
 /// What every backend talking to one llama-server shares: the slot count,
 /// which prefix each slot is given to, each slot's lock and what it holds,
-/// and which schemas have slot files. Thread-safe.
+/// and its slot files (llama_cpp_slot_files). Thread-safe.
 class llama_cpp_slots {
  public:
   struct slot {
@@ -91,12 +118,10 @@ class llama_cpp_slots {
     std::string holds;         ///< the prefix whose state the slot holds ("" unknown); under `lock`
     detail::async_mutex lock;  ///< one request at a time
   };
+  using slot_file = llama_cpp_slot_files::slot_file;
 
-  struct slot_file {
-    bool saved = false;        ///< under `lock`
-    std::string refused;       ///< why its encoding failed for good ("" if it did not); under `lock`
-    detail::async_mutex lock;  ///< one encoding or restore at a time
-  };
+  explicit llama_cpp_slots(std::shared_ptr<llama_cpp_slot_files> files = std::make_shared<llama_cpp_slot_files>())
+      : files_(std::move(files)) {}
 
   /// The slot count, once known.
   std::optional<std::size_t> count() const {
@@ -146,12 +171,7 @@ class llama_cpp_slots {
   }
 
   /// The record of slot file `name` (made on first use; never removed).
-  slot_file& file(const std::string& name) {
-    std::scoped_lock guard(mutex_);
-    auto& entry = files_[name];
-    if (!entry) entry = std::make_unique<slot_file>();
-    return *entry;
-  }
+  slot_file& file(const std::string& name) { return files_->file(name); }
 
   /// Why the server cannot keep slot files, once it said so ("" until then).
   std::string refusal() const {
@@ -166,7 +186,7 @@ class llama_cpp_slots {
  private:
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<slot>> slots_;
-  std::map<std::string, std::unique_ptr<slot_file>> files_;
+  std::shared_ptr<llama_cpp_slot_files> files_;
   std::uint64_t clock_ = 0;
   std::string refusal_;
 };

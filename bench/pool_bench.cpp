@@ -205,6 +205,7 @@ policy_result run_policy(const options& o, const std::string& policy, const std:
     if (++done % 60 == 0) progress("%s: %d of %zu", policy.c_str(), done, prompts.size());
   };
   for (std::size_t i = 0; i < prompts.size(); ++i) net::co_spawn(io, send(i), net::detached);
+  io.restart();  // run_blocking's run ended when the warm-up did
   io.run();
 
   policy_result result;

@@ -308,14 +308,19 @@ BOOST_AUTO_TEST_CASE(the_prefix_key_is_the_schema_path_or_the_leading_messages) 
   chat_request other_alone = alone;
   other_alone.messages[0].content = "Translate this poem";
   BOOST_TEST(prefix_key(alone) != prefix_key(other_alone));
-  // A compiled PML prompt keys on its prefix path alone, whatever its text.
-  auto layout = std::make_shared<llmgate::prompt_layout>();
-  layout->prefix_path = "trip_plan@1/intro/budget";
+  // A compiled PML prompt keys on its schema and version, whatever its modules and text.
+  const auto layout = [](std::string schema, std::string version, std::string path) {
+    auto made = std::make_shared<llmgate::prompt_layout>();
+    made->schema = std::move(schema), made->version = std::move(version), made->prefix_path = std::move(path);
+    return made;
+  };
   chat_request pml = asks("You plan trips.", "Three days in Rome");
-  pml.layout = layout;
+  pml.layout = layout("trip_plan", "1", "trip_plan@1:rome");
   chat_request pml_other = asks("You plan trips for families.", "A week in Oslo");
-  pml_other.layout = layout;
+  pml_other.layout = layout("trip_plan", "1", "trip_plan@1:oslo;family");
   BOOST_TEST(prefix_key(pml) == prefix_key(pml_other));
+  pml_other.layout = layout("trip_plan", "2", "trip_plan@2:rome");
+  BOOST_TEST(prefix_key(pml) != prefix_key(pml_other));
   BOOST_TEST(prefix_key(pml) != prefix_key(asks("You plan trips.", "Three days in Rome")));
   BOOST_TEST(prefix_key(pml) != 0u);
 }

@@ -208,7 +208,16 @@ BOOST_AUTO_TEST_CASE(composed_mistakes_are_refused_by_name) {
   refused_with(composed_with("semantic_cache", R"({"ttl_seconds": -1})"),
                "config: semantic_cache.ttl_seconds must be between 0 and 1000000000, not -1");
   refused_with(composed_with("semantic_cache", R"({"threshold": {"policy": "learned"}})"),
-               "config: semantic_cache.threshold.policy must be one of \"static\", \"adaptive\" (not \"learned\")");
+               "config: semantic_cache.threshold.policy must be one of \"static\", \"adaptive\", \"error_bound\" "
+               "(not \"learned\")");
+  refused_with(composed_with("semantic_cache", R"({"threshold": {"policy": "error_bound", "bound": 0}})"),
+               "config: semantic_cache.threshold.bound must be greater than 0 and less than 1, not 0");
+  refused_with(composed_with("semantic_cache", R"({"threshold": {"policy": "adaptive", "bound": 0.1}})"),
+               "config: semantic_cache.threshold.bound is for the error_bound policy only");
+  refused_with(composed_with("semantic_cache", R"({"threshold": {"policy": "error_bound", "value": 0.9}})"),
+               "config: semantic_cache.threshold.value is not for the error_bound policy, which serves by its bound");
+  refused_with(composed_with("semantic_cache", R"({"threshold": {"policy": "error_bound", "error_bound": 0.1}})"),
+               "config: semantic_cache.threshold.error_bound is for the adaptive policy only");
   refused_with(composed_with("semantic_cache", R"({"threshold": {"policy": "adaptive", "error_bound": 1.5}})"),
                "config: semantic_cache.threshold.error_bound must be greater than 0 and less than 1, not 1.5");
   refused_with(composed_with("semantic_cache", R"({"threshold": {"value": 0}})"),

@@ -1,12 +1,15 @@
 // configured_threshold: a ThresholdPolicy chosen at run time, for caches
 // whose policy comes from a configuration file (the gateway's
-// "threshold": {"policy": "static" | "adaptive", "threshold", "error_bound"}).
+// "threshold": {"policy": "static" | "adaptive" | "error_bound", ...}).
 //
 // Model: it holds exactly one of the compile-time policies and forwards
 // every call to it, so it decides exactly as that policy does:
 //   static   -> static_threshold{t}: one threshold, feedback changes nothing;
 //   adaptive -> adaptive_threshold(options): learns from the cache's
-//               feedback() where hits are right (see cache/threshold.hpp).
+//               feedback() where hits are right (see cache/threshold.hpp);
+//   error_bound -> error_bound_threshold(options): serves where the
+//               estimated chance of a wrong answer, per scope and entry,
+//               is within a bound (cache/error_bound_threshold.hpp).
 // It is a PersistentThreshold, so that a cache snapshot keeps what the
 // adaptive policy learned. Its part of a snapshot starts with a tag and
 // the kind saved; a cache loaded under another kind than it was saved with
@@ -15,6 +18,7 @@
 //
 //   configured_threshold fixed = configured_threshold::fixed(0.9f);
 //   configured_threshold learning = configured_threshold::adaptive({.error_bound = 0.05f});
+//   configured_threshold bounded = configured_threshold::error_bounded({.bound = 0.02f});
 //   auto kind = threshold_kind_named("adaptive");  // nullopt for an unknown name
 #pragma once
 
@@ -24,6 +28,7 @@
 #include <utility>      // std::in_place_type
 #include <variant>      // std::variant, std::visit
 
+#include "llmgate/cache/error_bound_threshold.hpp"     // error_bound_threshold
 #include "llmgate/cache/eviction/eviction_policy.hpp"  // entry_handle
 #include "llmgate/cache/scope.hpp"                     // hash128
 #include "llmgate/cache/threshold.hpp"                 // ThresholdPolicy, static_threshold, adaptive_threshold
@@ -32,19 +37,25 @@
 namespace llmgate::inline v0 {
 
 /// The threshold policies a configuration can name.
-enum class threshold_kind : std::uint8_t { fixed = 0, adaptive = 1 };
+enum class threshold_kind : std::uint8_t { fixed = 0, adaptive = 1, error_bound = 2 };
 
-/// The kind a configuration names ("static", "adaptive"); nullopt for any
-/// other name, so that the caller can say which field is wrong.
+/// The kind a configuration names ("static", "adaptive", "error_bound");
+/// nullopt for any other name, so that the caller can say which field is wrong.
 constexpr std::optional<threshold_kind> threshold_kind_named(std::string_view name) noexcept {
   if (name == "static") return threshold_kind::fixed;
   if (name == "adaptive") return threshold_kind::adaptive;
+  if (name == "error_bound") return threshold_kind::error_bound;
   return std::nullopt;
 }
 
 /// The name threshold_kind_named() reads back.
 constexpr std::string_view threshold_kind_name(threshold_kind kind) noexcept {
-  return kind == threshold_kind::adaptive ? "adaptive" : "static";
+  switch (kind) {
+    case threshold_kind::adaptive: return "adaptive";
+    case threshold_kind::error_bound: return "error_bound";
+    case threshold_kind::fixed: break;
+  }
+  return "static";
 }
 
 class configured_threshold {
@@ -54,6 +65,8 @@ class configured_threshold {
   explicit configured_threshold(static_threshold policy) : policy_(policy) {}
   explicit configured_threshold(const adaptive_threshold_options& options)
       : policy_(std::in_place_type<adaptive_threshold>, options) {}
+  explicit configured_threshold(const error_bound_options& options)
+      : policy_(std::in_place_type<error_bound_threshold>, options) {}
 
   /// "static": hit at or above `threshold`.
   static configured_threshold fixed(float threshold) { return configured_threshold(static_threshold{threshold}); }
@@ -61,15 +74,19 @@ class configured_threshold {
   static configured_threshold adaptive(const adaptive_threshold_options& options = {}) {
     return configured_threshold(options);
   }
-
-  threshold_kind kind() const noexcept {
-    return std::holds_alternative<adaptive_threshold>(policy_) ? threshold_kind::adaptive : threshold_kind::fixed;
+  /// "error_bound": serves where the estimated chance of a wrong answer is within options.bound.
+  static configured_threshold error_bounded(const error_bound_options& options = {}) {
+    return configured_threshold(options);
   }
 
-  /// The global threshold in force now: the static one, or what the
-  /// adaptive policy learned so far (per-entry allowances aside).
+  threshold_kind kind() const noexcept { return static_cast<threshold_kind>(policy_.index()); }
+
+  /// The global threshold in force now: the static one, what the adaptive
+  /// policy learned so far, or where the error-bounded one serves a scope
+  /// with no verdicts of its own from (per-entry allowances aside).
   float threshold() const {
     if (const auto* learning = std::get_if<adaptive_threshold>(&policy_)) return learning->threshold();
+    if (const auto* bounded = std::get_if<error_bound_threshold>(&policy_)) return bounded->served_from();
     return std::get<static_threshold>(policy_).threshold;
   }
 
@@ -87,21 +104,29 @@ class configured_threshold {
     out.write(tag);
     out.write(static_cast<std::uint8_t>(kind()));
     if (const auto* learning = std::get_if<adaptive_threshold>(&policy_)) learning->save_to(out);
+    if (const auto* bounded = std::get_if<error_bound_threshold>(&policy_)) bounded->save_to(out);
   }
 
   void restore_from(store::snapshot_reader& in) {
     if (in.read<std::uint64_t>() != tag) return in.mark_corrupt();
     const auto saved = in.read<std::uint8_t>();
-    if (saved > static_cast<std::uint8_t>(threshold_kind::adaptive)) return in.mark_corrupt();
-    if (saved != static_cast<std::uint8_t>(threshold_kind::adaptive)) return;  // nothing was learned
-    if (auto* learning = std::get_if<adaptive_threshold>(&policy_)) return learning->restore_from(in);
-    adaptive_threshold{}.restore_from(in);  // learned under another configuration: read past it
+    if (saved > static_cast<std::uint8_t>(threshold_kind::error_bound)) return in.mark_corrupt();
+    if (saved == static_cast<std::uint8_t>(threshold_kind::adaptive)) {
+      if (auto* learning = std::get_if<adaptive_threshold>(&policy_)) return learning->restore_from(in);
+      return adaptive_threshold{}.restore_from(in);  // learned under another configuration: read past it
+    }
+    if (saved == static_cast<std::uint8_t>(threshold_kind::error_bound)) {
+      if (auto* bounded = std::get_if<error_bound_threshold>(&policy_)) return bounded->restore_from(in);
+      return error_bound_threshold{}.restore_from(in);
+    }
+    // static: nothing was learned
   }
 
  private:
   static constexpr std::uint64_t tag = 0x31444c4f48534854;  // "THSHOLD1", little-endian
 
-  std::variant<static_threshold, adaptive_threshold> policy_;
+  // In threshold_kind's order: kind() is the alternative's index.
+  std::variant<static_threshold, adaptive_threshold, error_bound_threshold> policy_;
 };
 
 static_assert(PersistentThreshold<configured_threshold>);

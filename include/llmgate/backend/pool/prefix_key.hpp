@@ -1,9 +1,12 @@
 // prefix_key: the key under which a pool remembers where a request's
 // reusable prefix was last computed (prefix_affinity.hpp).
 //
-// - A compiled PML prompt: its layout's prefix_path (schema, version and
-//   the module path up to the first divergence), which names exactly the
-//   part a model server can reuse.
+// - A compiled PML prompt: its schema and version. Its prefix_path (the
+//   module path up to the first divergence) names one combination of
+//   modules, nearly one per prompt where a schema has many (personalization's
+//   six unions give 15,625), so keyed on it affinity would scatter prompts
+//   that share the schema's head; the replica's own slots find the deeper
+//   sharing among the prompts of the schemas it is given.
 // - A plain request: its model and the leading messages, the last one left
 //   out (the new turn is what differs between requests that share a system
 //   prompt or a conversation), cut at `budget_bytes`; a request of one
@@ -18,7 +21,7 @@
 
 #include "llmgate/chat/chat.hpp"                // chat_request
 #include "llmgate/detail/xxhash.hpp"            // XXH3 streaming state
-#include "llmgate/prompt/prompt_layout.hpp"     // prompt_layout::prefix_path
+#include "llmgate/prompt/prompt_layout.hpp"     // prompt_layout: schema, version
 
 namespace llmgate::inline v0 {
 
@@ -35,9 +38,11 @@ inline std::uint64_t prefix_key(const chat_request& request, std::size_t budget_
   const auto add = [&](std::string_view bytes) { XXH3_64bits_update(&state, bytes.data(), bytes.size()); };
   add(request.model);
   add(std::string_view("\0", 1));
-  if (request.layout && !request.layout->prefix_path.empty()) {
+  if (request.layout && !request.layout->schema.empty()) {
     add("pml");
-    add(request.layout->prefix_path);
+    add(request.layout->schema);
+    add(std::string_view("\0", 1));
+    add(request.layout->version);
   } else {
     const std::size_t leading = request.messages.size() > 1 ? request.messages.size() - 1 : request.messages.size();
     std::size_t left = budget_bytes;

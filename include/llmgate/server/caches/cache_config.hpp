@@ -58,15 +58,16 @@ struct eviction_config {
 
 /// When a near neighbour is close enough: semantic_cache.threshold.
 struct threshold_config {
-  std::string policy = "static";  ///< static | adaptive
+  std::string policy = "static";  ///< static | adaptive | error_bound
   double value = 0.9;             ///< static: the threshold; adaptive: where it starts (when given)
   bool value_given = false;       ///< adaptive starts at its own default unless a value is given
   double error_bound = 0.05;      ///< adaptive: the share of served hits allowed to be wrong
   std::uint64_t min_feedback = 30;  ///< adaptive: verdicts heard before the learned threshold is used
+  double bound = 0.02;            ///< error_bound: the share of served answers allowed to be wrong
 
   static threshold_config read(const boost::json::object& section, std::string_view where) {
     using read = detail::config_reader;
-    detail::only_known_keys(section, where, {"policy", "value", "error_bound", "min_feedback"});
+    detail::only_known_keys(section, where, {"policy", "value", "error_bound", "min_feedback", "bound"});
     threshold_config t;
     t.policy = read::string(section, "policy", where, t.policy);
     if (section.contains("value")) {
@@ -76,17 +77,23 @@ struct threshold_config {
     }
     t.error_bound = read::number(section, "error_bound", where, t.error_bound);
     t.min_feedback = read::count(section, "min_feedback", where, t.min_feedback);
+    t.bound = read::number(section, "bound", where, t.bound);
     for (const std::string_view adaptive_only : {"error_bound", "min_feedback"})
-      if (t.policy == "static" && section.contains(adaptive_only))
+      if ((t.policy == "static" || t.policy == "error_bound") && section.contains(adaptive_only))
         detail::refuse(detail::config_path(where, adaptive_only), "is for the adaptive policy only");
+    if ((t.policy == "static" || t.policy == "adaptive") && section.contains("bound"))
+      detail::refuse(detail::config_path(where, "bound"), "is for the error_bound policy only");
+    if (t.policy == "error_bound" && section.contains("value"))
+      detail::refuse(detail::config_path(where, "value"), "is not for the error_bound policy, which serves by its bound");
     return t;
   }
   void check(std::string_view where) const {
     if (!threshold_kind_named(policy))
       detail::refuse(detail::config_path(where, "policy"),
-                     "must be one of \"static\", \"adaptive\" (not \"" + policy + "\")");
+                     "must be one of \"static\", \"adaptive\", \"error_bound\" (not \"" + policy + "\")");
     detail::fraction(detail::config_path(where, "value"), value, true);
     detail::fraction(detail::config_path(where, "error_bound"), error_bound, false);
+    detail::fraction(detail::config_path(where, "bound"), bound, false);
     detail::within<std::uint64_t>(detail::config_path(where, "min_feedback"), min_feedback, 1, 1'000'000);
   }
 };

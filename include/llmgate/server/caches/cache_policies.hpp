@@ -40,8 +40,11 @@ inline gateway_eviction eviction_of(const eviction_config& config, cache_clock c
 /// The threshold policy a config section names (checked as eviction_of's is).
 inline configured_threshold threshold_of(const threshold_config& config) {
   const auto kind = threshold_kind_named(config.policy);
-  if (!kind) throw config_error("config: threshold policy \"" + config.policy + "\" is not static or adaptive");
+  if (!kind)
+    throw config_error("config: threshold policy \"" + config.policy + "\" is not static, adaptive or error_bound");
   if (*kind == threshold_kind::fixed) return configured_threshold::fixed(static_cast<float>(config.value));
+  if (*kind == threshold_kind::error_bound)
+    return configured_threshold::error_bounded({.bound = static_cast<float>(config.bound)});
   adaptive_threshold_options options;
   options.error_bound = static_cast<float>(config.error_bound);
   options.min_feedback = static_cast<std::uint32_t>(config.min_feedback);

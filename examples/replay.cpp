@@ -39,6 +39,13 @@
 //     learning at all (the verifier never learns, no hit is reported; the
 //     adaptive threshold still learns from its explores, without which it
 //     never serves).
+//   - policy "error_bound": the learned verifier as above, behind
+//     error_bound_threshold (cache/error_bound_threshold.hpp) at bounds
+//     0.01, 0.02, 0.05 and 0.10: served where the estimated chance of a
+//     wrong answer, per scope and entry, is within the bound; learning
+//     online and not, as the verifier's lines. Each is printed beside the
+//     bound it keeps or not, and beside the best static similarity
+//     threshold at the same realised semantic precision.
 // What the vetoes gain shows in each: the stored answers vetoed after the
 // threshold had accepted them (by the lexical guard; a fitted verifier
 // weighs the guard's checks as features and vetoes nothing), and how many
@@ -76,6 +83,7 @@
 
 #include <CLI/CLI.hpp>  // command line (Debian libcli11-dev)
 
+#include <llmgate/cache/error_bound_threshold.hpp>  // error_bound_threshold
 #include <llmgate/cache/learned_verifier.hpp>    // learned_verifier
 #include <llmgate/cache/verifier_training.hpp>   // read_labelled_pairs, split_pairs, fit_verifier
 #include <llmgate/tools/labelled_pairs.hpp>   // read_labelled_pairs
@@ -87,6 +95,7 @@
 namespace {
 
 constexpr double error_bounds[] = {0.01, 0.02, 0.05, 0.10, 0.20};
+constexpr double promised_bounds[] = {0.01, 0.02, 0.05, 0.10};  // the error_bound policy's
 constexpr double target_precision = 0.95;
 
 struct settings {
@@ -176,6 +185,45 @@ job verifier_job(const replay::replay_input& input, const llmgate::verifier_weig
     r.learning = learning;
     return r;
   };
+}
+
+// The learned verifier behind error_bound_threshold at `bound`.
+job error_bound_job(const replay::replay_input& input, const llmgate::verifier_weights& weights, double bound,
+                    bool learning, const settings& o, replay::progress_meter& progress) {
+  return [=, &input, &weights, &o, &progress] {
+    llmgate::learned_verifier verifier(weights, {.learn = learning});
+    auto r = replay::replay_once(input, llmgate::error_bound_threshold({.bound = static_cast<float>(bound)}),
+                                 std::move(verifier), static_cast<float>(o.prefilter),
+                                 learning ? o.feedback_rate : 0.0, progress);
+    r.policy = "error_bound";
+    r.error_bound = bound;
+    r.learning = learning;
+    return r;
+  };
+}
+
+// Each error_bound line: whether its semantic hits kept the bound, and its
+// hits against the static similarity threshold's with the most hits at a
+// semantic precision at least as high.
+void print_bounds(std::span<const replay::replay_result> statics, std::span<const replay::replay_result> bounded) {
+  for (const auto& r : bounded) {
+    const auto precision = r.semantic_precision();
+    if (!precision) {
+      std::printf("%s: no semantic hit\n", r.configuration().c_str());
+      continue;
+    }
+    std::printf("%s: semantic precision %.3f, the bound %s", r.configuration().c_str(), *precision,
+                *precision >= 1 - *r.error_bound ? "kept" : "NOT kept");
+    const replay::replay_result* best = nullptr;
+    for (const auto& s : statics)
+      if (s.semantic_precision().value_or(0) >= *precision && (!best || s.semantic_hits > best->semantic_hits)) best = &s;
+    if (best)
+      std::printf("; semantic hits %zu against %zu for %s at semantic precision %.3f: %.2fx\n", r.semantic_hits,
+                  best->semantic_hits, best->configuration().c_str(), *best->semantic_precision(),
+                  static_cast<double>(r.semantic_hits) / static_cast<double>(std::max<std::size_t>(best->semantic_hits, 1)));
+    else
+      std::printf("; no static threshold is as precise\n");
+  }
 }
 
 // The line with the most hits at precision >= target, if any reaches it.
@@ -392,7 +440,8 @@ int main(int argc, char** argv) {
   std::optional<llmgate::verifier_weights> weights;
   if (!data.fit.empty()) weights = fitted_weights(data.fit, "the fit part of " + o.fit_data);
   const std::size_t verifier_lines = weights ? o.probabilities.size() + std::size(error_bounds) : 0;
-  const std::size_t replays = o.thresholds.size() + std::size(error_bounds) + 2 * verifier_lines;
+  const std::size_t bounded_lines = weights ? 2 * std::size(promised_bounds) : 0;
+  const std::size_t replays = o.thresholds.size() + std::size(error_bounds) + 2 * verifier_lines + bounded_lines;
   std::fprintf(stderr, "replay: %s, %zu requests, %zu scopes, %zu distinct answers; %zu replays on %u threads\n",
                stream.format.c_str(), stream.requests.size(), stream.scopes.size(), stream.answers, replays,
                o.threads);
@@ -411,6 +460,10 @@ int main(int argc, char** argv) {
       for (const double bound : error_bounds)
         jobs.push_back(verifier_job(input, *weights, std::nullopt, bound, learning, o, progress));
     }
+  if (weights)
+    for (const bool learning : {true, false})
+      for (const double bound : promised_bounds)
+        jobs.push_back(error_bound_job(input, *weights, bound, learning, o, progress));
   std::vector<replay::replay_result> results(jobs.size());
   run_all(jobs, o.threads, results);
   const std::span<const replay::replay_result> statics(results.data(), o.thresholds.size());
@@ -418,6 +471,7 @@ int main(int argc, char** argv) {
                                                          std::size(error_bounds));
   const std::span<const replay::replay_result> verifying(adaptives.data() + adaptives.size(), verifier_lines);
   const std::span<const replay::replay_result> fixed(verifying.data() + verifier_lines, verifier_lines);
+  const std::span<const replay::replay_result> bounded(fixed.data() + verifier_lines, bounded_lines);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   const std::string name = std::filesystem::path(o.data).filename().string();
@@ -438,6 +492,8 @@ int main(int argc, char** argv) {
   if (weights) {
     print_target("verifier + threshold", statics, verifying);
     print_target("verifier + threshold, no online learning", statics, fixed);
+    print_target("error_bound", statics, bounded);
+    print_bounds(statics, bounded);
   }
 
   std::error_code ec;

@@ -114,7 +114,8 @@ inline bool write_csv(const std::filesystem::path& path, std::span<const replay_
 }
 
 /// {"bench":"replay","threshold":t,"policy":...,"exact_hit":x,"semantic_hit":y,"precision":p,
-/// "recall":r,"lookup_p99_us":l}, adaptive thresholds' lines with "error_bound" added, the
+/// "semantic_precision":s,"recall":r,"lookup_p99_us":l}, adaptive thresholds' and the error_bound
+/// policy's lines with "error_bound" added, the
 /// verifier's ("policy":"verifier", its threshold on the probability) with "learning"; null where
 /// undefined.
 inline std::string json_line(const replay_result& r) {
@@ -124,7 +125,8 @@ inline std::string json_line(const replay_result& r) {
   if (r.learning) line += format(R"("learning":%s,)", *r.learning ? "true" : "false");
   line += format(R"("exact_hit":%.6g,"semantic_hit":%.6g,"precision":)", r.share(r.exact_hits),
                  r.share(r.semantic_hits));
-  line += detail::fraction_or_null(r.precision()) + R"(,"recall":)" + detail::fraction_or_null(r.recall());
+  line += detail::fraction_or_null(r.precision()) + R"(,"semantic_precision":)" +
+          detail::fraction_or_null(r.semantic_precision()) + R"(,"recall":)" + detail::fraction_or_null(r.recall());
   line += format(R"(,"lookup_p99_us":%.4g})", r.lookup_percentile_us(0.99));
   return line;
 }

@@ -133,7 +133,7 @@ std::shared_ptr<replica_pool<Policy, test_clock>> state_of(std::vector<std::stri
   std::vector<llmgate::replica_spec> specs;
   for (auto& name : names) specs.push_back({.name = std::move(name)});
   return std::make_shared<replica_pool<Policy, test_clock>>(std::move(specs), std::move(policy),
-                                                            llmgate::replica_health_options{}, clock);
+                                                            llmgate::replica_pool_options{}, clock);
 }
 
 boost::json::object entry(std::string_view json) { return boost::json::parse(json).as_object(); }
@@ -178,10 +178,10 @@ BOOST_AUTO_TEST_CASE(least_busy_takes_the_fewest_in_flight_and_rotates_ties) {
 BOOST_AUTO_TEST_CASE(latency_tries_each_replica_once_then_avoids_the_slow_one) {
   llmgate::lowest_latency policy;
   std::vector<replica_view> replicas(3);
-  replicas[0] = {.ttfb_ewma_ms = 40, .measured = true};
-  replicas[1] = {.ttfb_ewma_ms = 400, .measured = true};  // slow
+  replicas[0] = {.ttft_ewma_ms = 40, .measured = true};
+  replicas[1] = {.ttft_ewma_ms = 400, .measured = true};  // slow
   BOOST_TEST(policy.choose({}, replicas).replica == 2u);   // never measured: tried first
-  replicas[2] = {.ttfb_ewma_ms = 50, .measured = true};
+  replicas[2] = {.ttft_ewma_ms = 50, .measured = true};
   BOOST_TEST(policy.choose({}, replicas).replica == 0u);
   replicas[0].in_flight = 1;  // 40 x 2 = 80 against 50 x 1
   BOOST_TEST(policy.choose({}, replicas).replica == 2u);
@@ -246,10 +246,9 @@ BOOST_AUTO_TEST_CASE(a_new_prefix_goes_where_every_worker_would_send_it) {
   for (const int n : per_replica) BOOST_TEST((n >= 45 && n <= 90), "a replica got " << n << " of 200 prefixes");
 }
 
-BOOST_AUTO_TEST_CASE(bounded_loads_spread_a_hot_prefix_over_just_enough_replicas) {
+BOOST_AUTO_TEST_CASE(bounded_loads_spread_a_hot_prefix) {
   // One prefix, requests arriving while none finishes: every replica's load
-  // stays within ceil((1 + epsilon) x the mean), and the prefix uses as few
-  // replicas as that allows.
+  // stays within ceil((1 + epsilon) x the mean).
   prefix_affinity policy({.epsilon = 0.25});
   std::vector<replica_view> replicas(4);
   for (std::size_t placed = 0; placed < 40; ++placed) {
@@ -259,12 +258,12 @@ BOOST_AUTO_TEST_CASE(bounded_loads_spread_a_hot_prefix_over_just_enough_replicas
     const double mean = static_cast<double>(placed + 1) / 4;
     for (const auto& r : replicas) BOOST_TEST(r.in_flight <= std::ceil(1.25 * mean));
   }
-  // 40 over 4: the hot prefix fills two replicas to 1.2 x the mean before
-  // it needs the other two (whichever two its order names).
+  // 40 over 4: each time its replica is over the bound the prefix moves to
+  // the idlest one within it, so none is left idle while another queues.
   std::vector<std::size_t> loads;
   for (const auto& r : replicas) loads.push_back(r.in_flight);
   std::sort(loads.begin(), loads.end());
-  BOOST_TEST(loads == (std::vector<std::size_t>{8, 8, 12, 12}), boost::test_tools::per_element());
+  BOOST_TEST(loads == (std::vector<std::size_t>{8, 10, 10, 12}), boost::test_tools::per_element());
   // Two requests in flight: the bound ceil(1.25 x 2 / 4) = 1 moves the second.
   prefix_affinity fresh({.epsilon = 0.25});
   std::vector<replica_view> idle(4);
@@ -277,6 +276,26 @@ BOOST_AUTO_TEST_CASE(bounded_loads_spread_a_hot_prefix_over_just_enough_replicas
   const auto b = loose.choose({.prefix = 7}, idle2).replica;
   ++idle2[b].in_flight;
   BOOST_TEST(loose.choose({.prefix = 7}, idle2).replica == b);
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_of_short_requests_for_one_prefix_is_bounded_by_recent_placements) {
+  // Nothing stays in flight, so only the pool's last 24 placements (8 per
+  // replica) bound the replica that holds the prefix: 30 requests come to
+  // 13, 12 and 5 (whichever replicas its order names), 1.3 x the mean at most.
+  auto pool = state_of({"a", "b", "c"}, prefix_affinity({.epsilon = 0.25}));
+  const std::vector<bool> none_tried(3, false);
+  for (int i = 0; i < 30; ++i) pool->place({.prefix = 99}, none_tried).succeeded({});
+  std::vector<std::uint64_t> requests;
+  for (const auto& r : pool->reports()) requests.push_back(r.requests);
+  std::sort(requests.begin(), requests.end());
+  BOOST_TEST(requests == (std::vector<std::uint64_t>{5, 12, 13}), boost::test_tools::per_element());
+  // The same views with the window given: a replica with 6 of the recent placements and none
+  // in flight is over ceil(1.25 x 7 / 3) = 3.
+  prefix_affinity policy({.epsilon = 0.25});
+  std::vector<replica_view> replicas(3);
+  const auto first = policy.choose({.prefix = 5}, replicas).replica;
+  replicas[first].recent = 6;
+  BOOST_TEST(policy.choose({.prefix = 5}, replicas).replica != first);
 }
 
 BOOST_AUTO_TEST_CASE(the_prefixes_remembered_are_bounded_and_the_recent_ones_kept) {
@@ -422,7 +441,7 @@ BOOST_AUTO_TEST_CASE(a_request_fails_over_to_another_replica_but_not_for_its_own
   BOOST_TEST(also_down.calls() == 1u);
 }
 
-BOOST_AUTO_TEST_CASE(a_stream_fails_over_before_its_first_byte_only) {
+BOOST_AUTO_TEST_CASE(a_stream_fails_over_before_its_first_chunk_only) {
   net::io_context io;
   breaks_mid_stream breaks;
   auto up = scripted_backend::echo("up");

@@ -254,7 +254,7 @@ BOOST_AUTO_TEST_CASE(unknown_keys_are_refused_with_the_nearest_known_one) {
                "config: listen.host is not a known key (known: address, port, threads)");
   refused_with(with("backends", R"([{"name": "a", "base_url": "http://x/v1", "timeout_ms": 5000}])"),
                "config: backends[0].timeout_ms is not a known key of an openai backend "
-               "(known: name, kind, base_url, api_key_env, api_key, model, retries)");
+               "(known: name, kind, base_url, api_key_env, api_key, model, retries, replicas, balance)");
   refused_with(with("backends", R"([{"name": "a", "kind": "demo", "base_url": "http://x/v1"}])"),
                "config: backends[0].base_url is not a known key of a demo backend (known: name, kind)");
   refused_with(with("backends", R"([{"name": "a", "kind": "anthropic", "verison": "2023-06-01"}])"),

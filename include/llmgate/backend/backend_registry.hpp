@@ -10,14 +10,16 @@
 //
 // A factory is called once per worker thread and model that uses the
 // backend (each worker has its own connection pool, `setup.client`), at
-// start only. An entry with "replicas" is made as a backend_pool
-// (backend/pool/): its kind's factory makes each replica from the entry
-// with the replica's name and base_url, and every worker's pool of one
-// entry shares one replica_pool (loads, health, the policy's memory),
-// which pools() lists for /metrics. retried(backend, config) wraps a backend in the retries the
+// start only. retried(backend, config) wraps a backend in the retries the
 // config's "retries" asks for (network failures, 429 and 5xx; see
 // backend/retry.hpp), as the built-in kinds do; calling it inside the
 // factory keeps one type erasure (any_backend) per call.
+//
+// An entry with "replicas" is made as a backend_pool (backend/pool/): its
+// kind's factory makes each replica from the entry with the replica's name
+// and base_url, and every worker's pool of one entry shares one
+// replica_pool (loads, health, the policy's memory), which pools() lists
+// for /metrics.
 //
 // Options of the built-in kinds, read from the backend's entry:
 //   openai     "prompt_cache_key": false stops sending a PML prompt's key

@@ -86,7 +86,7 @@ class configured_threshold {
   /// with no verdicts of its own from (per-entry allowances aside).
   float threshold() const {
     if (const auto* learning = std::get_if<adaptive_threshold>(&policy_)) return learning->threshold();
-    if (const auto* bounded = std::get_if<error_bound_threshold>(&policy_)) return bounded->served_from();
+    if (const auto* bounded = std::get_if<error_bound_threshold>(&policy_)) return bounded->threshold();
     return std::get<static_threshold>(policy_).threshold;
   }
 

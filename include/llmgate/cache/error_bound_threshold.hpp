@@ -159,9 +159,10 @@ class error_bound_threshold {
 
   const error_bound_options& options() const noexcept { return options_; }
 
-  /// The lowest probability a scope with no verdicts of its own is served
-  /// from now (an entry judged right may serve lower); above 1 when none.
-  float served_from() const {
+  /// The threshold in force now: the lowest probability a scope with no
+  /// verdicts of its own is served from (an entry judged right may serve
+  /// lower); above 1 when none is served.
+  float threshold() const {
     std::lock_guard lock(mutex_);
     float lowest = 1.0f + 1.0f / bins;
     for (int bin = bins - 1; bin >= 0 && cache_curve_[bin] <= options_.bound; --bin)

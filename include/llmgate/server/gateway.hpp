@@ -409,7 +409,7 @@ class basic_gateway {
   }
 
   // Each pooled backend's replicas: up, in flight, requests, failures,
-  // prompt and reused tokens, and the time to first byte the latency
+  // prompt and reused tokens, and the time to first token the latency
   // policy goes by; each family's lines together.
   void add_pool_gauges(gateway_metrics::gauges& now) const {
     struct family {
@@ -432,8 +432,8 @@ class basic_gateway {
         {"llmgate_pool_replica_reused_tokens_total",
          "Prompt tokens a pool's replica reused from its cache instead of computing them.", "counter",
          [](const replica_report& r) { return static_cast<double>(r.reused_tokens); }},
-        {"llmgate_pool_replica_first_byte_seconds", "A pool's replica's moving average time to first byte.", "gauge",
-         [](const replica_report& r) { return r.ttfb_ewma_ms / 1000; }}};
+        {"llmgate_pool_replica_first_token_seconds", "A pool's replica's moving average time to first token.", "gauge",
+         [](const replica_report& r) { return r.ttft_ewma_ms / 1000; }}};
     std::vector<std::pair<std::string, replica_report>> replicas;
     for (const auto& [pool, state] : registry_.pools())
       for (auto& report : state->reports())
@@ -475,7 +475,7 @@ class basic_gateway {
         for (const auto& r : state->reports())
           replicas.push_back({{"name", r.name}, {"weight", r.weight}, {"up", r.up}, {"in_flight", r.in_flight},
                               {"requests", r.requests}, {"failures", r.failures}, {"prompt_tokens", r.prompt_tokens},
-                              {"reused_tokens", r.reused_tokens}, {"first_byte_ewma_ms", r.ttfb_ewma_ms}});
+                              {"reused_tokens", r.reused_tokens}, {"first_token_ewma_ms", r.ttft_ewma_ms}});
         by_pool[pool] = std::move(replicas);
       }
       stats["pools"] = std::move(by_pool);

@@ -98,7 +98,10 @@ class backend_pool {
       tried[lease.replica()] = true;
       auto* held = &lease;
       chunk_handler noting = [&delivered, held, &on_chunk](const chat_chunk& chunk) -> net::awaitable<void> {
-        held->first_byte();
+        // The first token, not the first byte: servers send the role's
+        // empty chunk before they read the prompt.
+        if (!chunk.content_delta.empty() || !chunk.tool_call_deltas_json.empty() || chunk.finish_reason)
+          held->first_token();
         delivered = true;
         co_await on_chunk(chunk);
       };

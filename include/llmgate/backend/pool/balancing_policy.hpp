@@ -3,7 +3,7 @@
 //
 //   round_robin     each available replica in turn;
 //   least_busy      the fewest requests in flight (ties: the next in turn);
-//   lowest_latency  the lowest EWMA of time to first byte, times the
+//   lowest_latency  the lowest EWMA of time to first token, times the
 //                   requests in flight plus one, so that a fast replica is
 //                   not piled on (Finagle's "peak EWMA"); a replica never
 //                   measured first;
@@ -33,9 +33,10 @@ namespace llmgate::inline v0 {
 struct replica_view {
   bool available = true;       ///< up (or due a probe) and not already tried for this request
   std::size_t in_flight = 0;   ///< requests it is answering now, from every worker
+  std::size_t recent = 0;      ///< of the pool's last placements (replica_pool's window), those it got
   unsigned weight = 1;         ///< its share, as configured (at least 1)
-  double ttfb_ewma_ms = 0;     ///< EWMA of its time to first byte
-  bool measured = false;       ///< whether ttfb_ewma_ms holds a sample yet
+  double ttft_ewma_ms = 0;     ///< EWMA of its time to first token (of the whole answer when not streamed)
+  bool measured = false;       ///< whether ttft_ewma_ms holds a sample yet
 };
 
 /// What a policy knows of the request.
@@ -120,7 +121,7 @@ class lowest_latency {
     // A replica never measured costs nothing: each is tried once before
     // the averages decide.
     const std::size_t chosen = detail::cheapest_available(replicas, next_ % replicas.size(), [](const replica_view& r) {
-      return r.measured ? r.ttfb_ewma_ms * static_cast<double>(r.in_flight + 1) : -1.0;
+      return r.measured ? r.ttft_ewma_ms * static_cast<double>(r.in_flight + 1) : -1.0;
     });
     if (chosen != replica_choice::none) next_ = chosen + 1;
     return {chosen, "latency"};

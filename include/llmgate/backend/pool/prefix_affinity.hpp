@@ -2,16 +2,19 @@
 // that most recently served its prefix, where that prefix's attention (KV)
 // state already is, unless that replica is over its share of the load:
 // consistent hashing with bounded loads (Mirrokni, Thorup and Zadimoghaddam,
-// 2018). A replica's bound is ceil((1 + epsilon) x the pool's requests in
-// flight, this one included, x its share of the weights); a prefix whose
-// replica is over it moves to the next replica of its own rendezvous order
-// that is within it, and stays there, so that a hot prefix spreads over as
-// many replicas as its load needs and no more.
+// 2018). A replica's load is its requests in flight plus its share of the
+// pool's recent placements, so that the bound holds for a stream of short
+// requests as well as for a crowd of long ones; its bound is
+// ceil((1 + epsilon) x the pool's load, this request included, x its share
+// of the weights). A prefix whose replica is over it moves, and stays where
+// it moved, so that a hot prefix spreads over as many replicas as its load
+// needs and no more: to the replica within its bound with the fewest
+// requests in flight, the first of the prefix's own rendezvous order
+// (weighted highest random weight) among equals.
 //
-// A prefix never seen goes to the first replica of its rendezvous order
-// (weighted highest random weight) within its bound: every worker, and a
-// restarted gateway, sends it to the same replica. A request without a
-// prefix goes to the least busy replica.
+// A prefix never seen is placed the same way: on an idle pool every worker,
+// and a restarted gateway, sends it to the same replica. A request without
+// a prefix goes to the least busy replica.
 //
 // The prefixes remembered are bounded: two generations of at most
 // remembered_prefixes / 2 each; a prefix found in the older one is moved to
@@ -46,11 +49,11 @@ class prefix_affinity {
     std::size_t load = 1;  // the request being placed
     double weights = 0;
     for (const auto& r : replicas)
-      if (r.available) load += r.in_flight, weights += r.weight;
+      if (r.available) load += r.in_flight + r.recent, weights += r.weight;
     if (weights == 0) return {};
     const auto within_bound = [&](std::size_t i) {
       const double bound = std::ceil((1 + options_.epsilon) * static_cast<double>(load) * replicas[i].weight / weights);
-      return static_cast<double>(replicas[i].in_flight + 1) <= bound;
+      return static_cast<double>(replicas[i].in_flight + replicas[i].recent + 1) <= bound;
     };
     const std::optional<std::size_t> held = remembered(request.prefix);
     if (held && *held < replicas.size() && replicas[*held].available && within_bound(*held))
@@ -60,7 +63,9 @@ class prefix_affinity {
     for (std::size_t i = 0; i < replicas.size(); ++i) {
       if (!replicas[i].available || !within_bound(i)) continue;
       const double score = rendezvous_score(request.prefix, i, replicas[i].weight);
-      if (chosen == replica_choice::none || score > best) chosen = i, best = score;
+      const bool idler = chosen != replica_choice::none && replicas[i].in_flight < replicas[chosen].in_flight;
+      const bool as_idle = chosen != replica_choice::none && replicas[i].in_flight == replicas[chosen].in_flight;
+      if (chosen == replica_choice::none || idler || (as_idle && score > best)) chosen = i, best = score;
     }
     if (chosen == replica_choice::none) return spread_.choose(request, replicas);  // every bound met: cannot happen for epsilon >= 0
     remember(request.prefix, chosen);

@@ -1,6 +1,7 @@
 // replica_pool: what every worker's backend_pool of one pool shares: each
-// replica's load (requests in flight), its time to first byte, its tokens,
-// its health, and the balancing policy, behind one mutex. Thread-safe.
+// replica's load (requests in flight, and its share of the pool's recent
+// placements), its time to first token, its tokens, its health, and the
+// balancing policy, behind one mutex. Thread-safe.
 //
 // Health is passive, as a circuit breaker's: a replica whose call failed
 // for its availability (a retryable error, a lost connection, a timeout, a
@@ -31,9 +32,12 @@ struct replica_spec {
   unsigned weight = 1;
 };
 
-struct replica_health_options {
-  std::chrono::milliseconds first_rest{1'000};  ///< after its first failure in a row
-  std::chrono::milliseconds longest_rest{30'000};
+struct replica_pool_options {
+  std::chrono::milliseconds first_rest{1'000};     ///< a replica's rest after its first failure in a row
+  std::chrono::milliseconds longest_rest{30'000};  ///< the rest's bound as it doubles
+  /// Placements per replica that replica_view::recent counts over (the
+  /// pool's last size() x this many); 0: recent is always 0.
+  std::size_t recent_per_replica = 8;
 };
 
 /// What /metrics and /admin/stats tell of one replica.
@@ -46,16 +50,16 @@ struct replica_report {
   std::uint64_t failures = 0;   ///< for its availability
   std::uint64_t prompt_tokens = 0;
   std::uint64_t reused_tokens = 0;  ///< prompt tokens it did not compute (usage's cached tokens)
-  double ttfb_ewma_ms = 0;
+  double ttft_ewma_ms = 0;
 };
 
 template <BalancingPolicy Policy, class Clock = std::chrono::steady_clock>
 class replica_pool {
  public:
   /// Throws llmgate::error(errc::invalid_request) when `replicas` is empty.
-  explicit replica_pool(std::vector<replica_spec> replicas, Policy policy = {}, replica_health_options health = {},
+  explicit replica_pool(std::vector<replica_spec> replicas, Policy policy = {}, replica_pool_options options = {},
                         Clock clock = {})
-      : policy_(std::move(policy)), health_(health), clock_(std::move(clock)) {
+      : policy_(std::move(policy)), options_(options), clock_(std::move(clock)) {
     if (replicas.empty()) throw error(errc::invalid_request, "a pool needs a replica");
     for (auto& spec : replicas) {
       replica r;
@@ -69,7 +73,7 @@ class replica_pool {
   const std::string& name(std::size_t replica) const { return replicas_.at(replica).name; }
 
   /// One request's hold on the replica it was placed on; say how it went
-  /// (first_byte, then succeeded or failed). One dropped unsaid (its call
+  /// (first_token, then succeeded or failed). One dropped unsaid (its call
   /// was cancelled) only leaves the replica's load.
   class lease {
    public:
@@ -86,13 +90,13 @@ class replica_pool {
     std::size_t replica() const noexcept { return choice_.replica; }
     std::string_view reason() const noexcept { return choice_.reason; }
 
-    /// The replica's first byte arrived (for a whole answer: the answer).
-    void first_byte() {
+    /// The replica's first token arrived (for a whole answer: the answer).
+    void first_token() {
       if (!pool_ || std::exchange(timed_, true)) return;
-      pool_->time_first_byte(choice_.replica, pool_->clock_.now() - started_);
+      pool_->time_first_token(choice_.replica, pool_->clock_.now() - started_);
     }
     void succeeded(const token_usage& usage) {
-      first_byte();
+      first_token();
       std::exchange(pool_, nullptr)->end(choice_.replica, outcome::succeeded, usage);
     }
     /// `availability`: whether the failure says the replica is unwell
@@ -129,6 +133,7 @@ class replica_pool {
     if (r.failures_in_row > 0) r.probing = true;
     ++r.view.in_flight;
     ++r.requests;
+    remember_placement(choice.replica);
     return lease(this, choice, now);
   }
 
@@ -140,7 +145,7 @@ class replica_pool {
       all.push_back({.name = r.name, .weight = r.view.weight, .up = r.failures_in_row == 0 || now >= r.rest_until,
                      .in_flight = r.view.in_flight, .requests = r.requests, .failures = r.failures,
                      .prompt_tokens = r.prompt_tokens, .reused_tokens = r.reused_tokens,
-                     .ttfb_ewma_ms = r.view.ttfb_ewma_ms});
+                     .ttft_ewma_ms = r.view.ttft_ewma_ms});
     return all;
   }
 
@@ -149,7 +154,7 @@ class replica_pool {
 
   struct replica {
     std::string name;
-    replica_view view;  // in_flight, weight, ttfb; `available` is worked out per placement
+    replica_view view;  // in_flight, weight, ttft; `available` is worked out per placement
     std::uint64_t requests = 0, failures = 0, prompt_tokens = 0, reused_tokens = 0;
     unsigned failures_in_row = 0;
     typename Clock::time_point rest_until{};
@@ -160,13 +165,27 @@ class replica_pool {
     return r.failures_in_row == 0 || (now >= r.rest_until && !r.probing);
   }
 
-  void time_first_byte(std::size_t i, typename Clock::duration waited) {
+  // The window of recent placements: a ring of replica positions.
+  void remember_placement(std::size_t i) {
+    const std::size_t window = options_.recent_per_replica * replicas_.size();
+    if (window == 0) return;
+    if (recent_.size() < window) {
+      recent_.push_back(i);
+    } else {
+      --replicas_[recent_[next_recent_]].view.recent;
+      recent_[next_recent_] = i;
+      next_recent_ = (next_recent_ + 1) % window;
+    }
+    ++replicas_[i].view.recent;
+  }
+
+  void time_first_token(std::size_t i, typename Clock::duration waited) {
     // The EWMA's weight of a new sample: about the last five calls count.
     constexpr double alpha = 0.2;
     const double ms = std::chrono::duration<double, std::milli>(waited).count();
     std::scoped_lock lock(mutex_);
     auto& view = replicas_[i].view;
-    view.ttfb_ewma_ms = view.measured ? (1 - alpha) * view.ttfb_ewma_ms + alpha * ms : ms;
+    view.ttft_ewma_ms = view.measured ? (1 - alpha) * view.ttft_ewma_ms + alpha * ms : ms;
     view.measured = true;
   }
 
@@ -185,9 +204,9 @@ class replica_pool {
         ++r.failures;
         ++r.failures_in_row;
         r.probing = false;
-        auto rest = health_.first_rest;
-        for (unsigned n = 1; n < r.failures_in_row && rest < health_.longest_rest; ++n) rest *= 2;
-        r.rest_until = clock_.now() + std::min(rest, health_.longest_rest);
+        auto rest = options_.first_rest;
+        for (unsigned n = 1; n < r.failures_in_row && rest < options_.longest_rest; ++n) rest *= 2;
+        r.rest_until = clock_.now() + std::min(rest, options_.longest_rest);
         break;
       }
       case outcome::refused:  // the request's fault: says nothing of the replica
@@ -199,10 +218,12 @@ class replica_pool {
 
   mutable std::mutex mutex_;
   Policy policy_;
-  replica_health_options health_;
+  replica_pool_options options_;
   Clock clock_;
   std::vector<replica> replicas_;
   std::vector<replica_view> views_;  // scratch for place(), under the mutex
+  std::vector<std::size_t> recent_;  // the last placements, a ring once full
+  std::size_t next_recent_ = 0;      // the oldest of them, once full
 };
 
 }  // namespace llmgate::inline v0

@@ -22,9 +22,14 @@
 // mean plus `confidence_z` standard errors, counting the verdicts and
 // pseudo-verdicts behind it) is within the bound, so that a bin whose true
 // error sits just over the bound is not served on a lucky run. The cache's
-// curve and each scope's are worked out again only after a verdict. Neighbours within `explore_band` over the bound are explored at
-// `explore_rate` (chosen by a hash of entry and probability, so that a
-// replay repeats), to gather the verdicts that let the estimate move.
+// curve and each scope's are worked out again only after a verdict.
+//
+// Verdicts come from feedback and from explores (answered fresh, then
+// compared): neighbours within `explore_band` over the bound at
+// `explore_rate`, so that a bin can come down, and a share `verify_rate`
+// of those it would serve, so that a verifier that claims too little error
+// is found out even where users report nothing. Both are chosen by a hash
+// of entry and probability, so that a replay repeats.
 //
 // With the default similarity verifier the probability is the similarity,
 // which is no probability at all: the prior then says too little, and the
@@ -56,6 +61,7 @@ struct error_bound_options {
   float confidence_z = 1.0f;    ///< standard errors added to an estimate before it is held to the bound
   float explore_band = 0.10f;   ///< explore neighbours whose estimated error is this far over the bound
   float explore_rate = 0.10f;   ///< at this rate
+  float verify_rate = 0.05f;    ///< explore this share of the neighbours it would serve
 };
 
 class error_bound_threshold {
@@ -73,8 +79,9 @@ class error_bound_threshold {
 
   threshold_decision decide(const hash128& scope, entry_handle entry, float probability) const {
     const double wrong = estimated_error(scope, entry, probability);
-    if (wrong <= options_.bound) return threshold_decision::hit;
-    if (wrong <= options_.bound + options_.explore_band && chosen_to_explore(entry, probability))
+    if (wrong <= options_.bound)
+      return chosen(entry, probability, options_.verify_rate, 1) ? threshold_decision::explore : threshold_decision::hit;
+    if (wrong <= options_.bound + options_.explore_band && chosen(entry, probability, options_.explore_rate, 0))
       return threshold_decision::explore;
     return threshold_decision::miss;
   }
@@ -240,10 +247,11 @@ class error_bound_threshold {
     in.read_array(std::span<std::uint32_t>(c.wrong));
   }
 
-  bool chosen_to_explore(entry_handle entry, float probability) const noexcept {
-    std::uint64_t x = (std::uint64_t{entry} << 32) ^ static_cast<std::uint64_t>(probability * 1e6f);
+  // Whether (entry, probability) is in the share `rate` of the draw `salt`.
+  static bool chosen(entry_handle entry, float probability, float rate, std::uint64_t salt) noexcept {
+    std::uint64_t x = (std::uint64_t{entry} << 32) ^ static_cast<std::uint64_t>(probability * 1e6f) ^ (salt << 63);
     x ^= x >> 33, x *= 0xff51afd7ed558ccdull, x ^= x >> 33;  // a fixed mix: repeatable
-    return static_cast<float>(x % 10000) < options_.explore_rate * 10000.0f;
+    return static_cast<float>(x % 10000) < rate * 10000.0f;
   }
 
   error_bound_options options_;

@@ -67,10 +67,12 @@ class prefix_affinity {
       const bool as_idle = chosen != replica_choice::none && replicas[i].in_flight == replicas[chosen].in_flight;
       if (chosen == replica_choice::none || idler || (as_idle && score > best)) chosen = i, best = score;
     }
-    if (chosen == replica_choice::none) return spread_.choose(request, replicas);  // every bound met: cannot happen for epsilon >= 0
+    // Some replica is always within its bound for epsilon >= 0; a fallback all the same.
+    if (chosen == replica_choice::none) return spread_.choose(request, replicas);
     remember(request.prefix, chosen);
     if (!held) return {chosen, "prefix new"};
-    if (*held >= replicas.size() || !replicas[*held].available) return {chosen, "prefix moved: its replica is unavailable"};
+    if (*held >= replicas.size() || !replicas[*held].available)
+      return {chosen, "prefix moved: its replica is unavailable"};
     return {chosen, "prefix moved: its replica is over the load bound"};
   }
 

@@ -96,6 +96,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace json = boost::json;
 using llmgate_bench::progress;
+using llmgate_bench::pick;
 using llmgate_bench::use_cases;
 using net::ip::tcp;
 

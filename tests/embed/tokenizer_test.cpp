@@ -58,6 +58,15 @@ BOOST_AUTO_TEST_CASE(symbols_are_tokens_so_that_cpp_and_csharp_differ) {
   BOOST_TEST((tokens_of("I ❤ it") == list{"i/w", "❤/s", "it/w"}));
 }
 
+BOOST_AUTO_TEST_CASE(a_name_reads_the_same_quoted_in_backticks_or_quotes_or_not) {
+  const list words{"like/w", "this/w"};
+  for (const auto* written : {"`like.this`", "\"like.this\"", "like.this", "'like.this'", "Like.This", "like_this",
+                              "``like.this``", "\u201clike.this\u201d"})
+    BOOST_TEST((tokens_of(written) == words), written);
+  BOOST_TEST((tokens_of("Use `iter_files()` on `x`") == list{"use/w", "iter/w", "files/w", "on/w", "x/w"}));
+  BOOST_TEST((tokens_of("a`b") == list{"a/w", "b/w"}));
+}
+
 BOOST_AUTO_TEST_CASE(each_ideograph_is_a_token) {
   BOOST_TEST((tokens_of("我爱东京") == list{"我/i", "爱/i", "东/i", "京/i"}));
   BOOST_TEST((tokens_of("在Tokyo住") == list{"在/i", "tokyo/w", "住/i"}));

@@ -58,7 +58,9 @@ class token_list {
 /// matches "iPhone 7"); an apostrophe between letters is dropped inside
 /// the word ("don't" is "dont"); "." between digits stays in the number
 /// and "," between digits is dropped; each ideograph and each symbol is a
-/// token of its own; white space and punctuation only separate.
+/// token of its own; white space, punctuation and backticks only separate,
+/// so a name reads the same quoted or not: `like.this`, "like.this" and
+/// like.this are the words "like" "this", as are like_this and Like.This.
 inline void tokenize(std::string_view text, token_list& out) {
   using unicode::char_class;
   out.folded_.clear();
@@ -124,7 +126,9 @@ inline void tokenize(std::string_view text, token_list& out) {
         break;
       case char_class::symbol:
         close();
-        append(c, token_kind::symbol);
+        // A backtick quotes code as quotation marks quote prose (`like.this`,
+        // "like.this"): it only separates.
+        if (c != U'`') append(c, token_kind::symbol);
         break;
       default: {
         const auto next = class_at(position);

@@ -1,9 +1,10 @@
 # package.install: `cmake --install` the build tree into a fresh prefix, then
 # build and run users' projects against that prefix only: one linking
 # llmgate::llmgate, one linking llmgate::core on a machine that looks as if
-# it had neither Boost.JSON nor OpenSSL, one linking llmgate::redis and one
+# it had neither Boost.JSON nor OpenSSL, one linking llmgate::redis, one
 # linking llmgate::eval (the build tree has LLMGATE_REDIS and LLMGATE_EVAL
-# on, as by default). Then the same for a core-only install
+# on, as by default) and one of two files built with
+# LLMGATE_SEPARATE_COMPILATION. Then the same for a core-only install
 # (LLMGATE_SERVER=OFF, configured without either), and what
 # find_package(llmgate) accepts, refuses and says about each, also on a
 # machine that looks as if it had no hiredis or no SQLite.
@@ -35,6 +36,9 @@ build_consumer(NAME consumer_redis SOURCE "${TESTS_DIR}/consumer_redis"
   LLMGATE_DIR "${prefix}/share/cmake/llmgate"
   OPTIONS "-DCMAKE_PREFIX_PATH=${prefix}")
 build_consumer(NAME consumer_eval SOURCE "${TESTS_DIR}/consumer_eval"
+  LLMGATE_DIR "${prefix}/share/cmake/llmgate"
+  OPTIONS "-DCMAKE_PREFIX_PATH=${prefix}")
+build_consumer(NAME consumer_separate SOURCE "${TESTS_DIR}/consumer_separate"
   LLMGATE_DIR "${prefix}/share/cmake/llmgate"
   OPTIONS "-DCMAKE_PREFIX_PATH=${prefix}")
 

@@ -10,8 +10,8 @@ set(LLMGATE_NETWORK_HEADER_PATTERNS
   # Folders whose headers speak HTTP/JSON, and their umbrella headers.
   "^llmgate/(backend|config|http|pipeline|prompt|route|server|eval|redis|tools|wire)/"
   "^llmgate/(backend|pipeline|prompt|route|server|eval)\\.hpp$"
-  # The umbrella of everything.
-  "^llmgate/llmgate\\.hpp$")
+  # The umbrella of everything, and the network side's compiled part.
+  "^llmgate/(llmgate|src)\\.hpp$")
 
 # llmgate_is_network_header(<out> <path relative to include/>)
 function(llmgate_is_network_header out path)

@@ -82,71 +82,15 @@ class openai_backend {
 
   /// complete() with `hints` added to the body (each one the client did
   /// not set itself).
-  net::awaitable<chat_response> complete(const chat_request& request, json_fields hints) {
-    chat_response response = co_await upstream_.post_text(completions_path_, wire_request(request, false, hints),
-                                                          &read_chat_answer, &request.trace);
-    detail::finish_response(response, request, options_.name, options_.model, options_.prices.get());
-    co_return response;
-  }
+  net::awaitable<chat_response> complete(const chat_request& request, json_fields hints);
 
   /// stream() with `hints` added to the body, as complete() adds them.
-  net::awaitable<chat_response> stream(const chat_request& request, chunk_handler on_chunk, json_fields hints) {
-    sse_parser parser;
-    std::vector<sse_event> events;
-    chat_assembler assembled;
-    bool done = false;
-    co_await upstream_.post_streaming(
-        completions_path_, wire_request(request, true, hints), [&](std::string_view bytes) -> net::awaitable<void> {
-          events.clear();
-          parser.feed(bytes, events);
-          for (const auto& event : events) {
-            if (done) break;  // nothing counts after [DONE]
-            if (event.data == "[DONE]") {
-              done = true;
-              break;
-            }
-            const auto value = parse_event(event.data);
-            const chat_chunk chunk = parse_chat_chunk(value);
-            remember_identity(value.as_object(), assembled.response());
-            assembled.add(chunk);
-            if (!chunk.content_delta.empty() || chunk.finish_reason || chunk.usage ||
-                !chunk.tool_call_deltas_json.empty())
-              co_await on_chunk(chunk);
-          }
-        }, &request.trace);
-    if (!done && assembled.response().finish_reason.empty())
-      throw backend_error(errc::upstream_protocol_error,
-                          options_.name + ": stream ended before data: [DONE]",
-                          {.backend = options_.name});
-    co_return finish(std::move(assembled).take(), request);
-  }
+  net::awaitable<chat_response> stream(const chat_request& request, chunk_handler on_chunk, json_fields hints);
 
-  net::awaitable<embedding_response> embed(const embedding_request& request) {
-    auto wire = request;
-    if (!options_.model.empty()) wire.model = options_.model;
-    const std::size_t count = wire.input.size();
-    embedding_response response = co_await upstream_.post(
-        path("/embeddings"), boost::json::serialize(to_json(wire)),
-        [count](const boost::json::value& answer) { return parse_embedding_response(answer, count); });
-    response.backend = options_.name;
-    if (response.model.empty()) response.model = wire.model;
-    if (options_.prices) response.cost_usd = options_.prices->cost(response.model, response.usage);
-    co_return response;
-  }
+  net::awaitable<embedding_response> embed(const embedding_request& request);
 
   /// The ids of the models the server offers (GET /models).
-  net::awaitable<std::vector<std::string>> models() {
-    co_return co_await upstream_.get(path("/models"), [](const boost::json::value& answer) {
-      constexpr auto code = errc::upstream_protocol_error;
-      const auto& object = detail::as_object(answer, "models", code);
-      std::vector<std::string> ids;
-      if (const auto* data = detail::array_field(object, "data", "models", code))
-        for (const auto& model : *data)
-          ids.push_back(detail::string_field(detail::as_object(model, "models.data[]", code), "id",
-                                             "models.data[]", code));
-      return ids;
-    });
-  }
+  net::awaitable<std::vector<std::string>> models();
 
  private:
   static std::vector<std::pair<std::string, std::string>> request_headers(const openai_options& options) {
@@ -156,6 +100,27 @@ class openai_backend {
   }
 
   std::string path(std::string_view api) const { return std::string(api) + options_.query; }
+
+  // Reads an embeddings answer that must hold `count` vectors. (The
+  // decoders are named types and functions, not lambdas, for the reason
+  // impl/openai_backend.hpp gives.)
+  struct embeddings_reader {
+    std::size_t count;
+    embedding_response operator()(const boost::json::value& answer) const {
+      return parse_embedding_response(answer, count);
+    }
+  };
+
+  static std::vector<std::string> read_model_ids(const boost::json::value& answer) {
+    constexpr auto code = errc::upstream_protocol_error;
+    const auto& object = detail::as_object(answer, "models", code);
+    std::vector<std::string> ids;
+    if (const auto* data = detail::array_field(object, "data", "models", code))
+      for (const auto& model : *data)
+        ids.push_back(detail::string_field(detail::as_object(model, "models.data[]", code), "id",
+                                           "models.data[]", code));
+    return ids;
+  }
 
   // A chat.completion answer: read from its text where it has the common
   // form, else from its tree, which gives what parse_chat_response gives.
@@ -222,3 +187,8 @@ static_assert(Backend<openai_backend>);
 static_assert(EmbeddingBackend<openai_backend>);
 
 }  // namespace llmgate::inline v0
+
+#include "llmgate/detail/separate_compilation.hpp"
+#ifndef LLMGATE_SEPARATE_COMPILATION
+#include "llmgate/backend/impl/openai_backend.hpp"
+#endif

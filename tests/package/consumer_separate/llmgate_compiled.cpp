@@ -1,0 +1,2 @@
+// The program's one file that compiles llmgate's compiled part.
+#include <llmgate/src.hpp>

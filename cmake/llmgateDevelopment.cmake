@@ -21,6 +21,19 @@ if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
   endif()
 endif()
 
+# llmgate_program: what the benchmarks and the small examples link (not the
+# tools people run, such as the gateway). With LLMGATE_OPTIMISED_PROGRAMS
+# off (the release preset, which scripts/test builds) they are compiled at
+# -O1, as the tests are: that build checks and runs them, it does not time
+# them (scripts/bench configures a tree of its own, with the option on),
+# and a cold CI run waits for them.
+option(LLMGATE_OPTIMISED_PROGRAMS "Compile the benchmarks and small examples at the build type's optimisation" ON)
+add_library(llmgate_program INTERFACE)
+target_link_libraries(llmgate_program INTERFACE llmgate_development)
+if(NOT LLMGATE_OPTIMISED_PROGRAMS AND CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+  target_compile_options(llmgate_program INTERFACE -O1)
+endif()
+
 find_program(LLMGATE_CCACHE ccache)
 if(LLMGATE_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
   # The test binary precompiles its headers; ccache caches such compiles

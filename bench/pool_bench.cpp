@@ -134,6 +134,27 @@ std::vector<llmgate::chat_request> draw_prompts(const options& o) {
   return prompts;
 }
 
+// The reuse no balancing can beat: each prompt's longest common prefix with
+// any earlier one (as one engine with unbounded slots that had served them
+// all would reuse), in bytes of its messages, over all prompts' bytes.
+double reusable_prefix_fraction(const std::vector<llmgate::chat_request>& prompts) {
+  std::vector<std::string> texts;
+  for (const auto& request : prompts) {
+    std::string text;
+    for (const auto& message : request.messages) text += message.role + '\n' + message.content + '\n';
+    texts.push_back(std::move(text));
+  }
+  std::size_t reusable = 0, total = 0;
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    std::size_t longest = 0;
+    for (std::size_t j = 0; j < i; ++j)
+      longest = std::max<std::size_t>(longest, std::mismatch(texts[i].begin(), texts[i].end(), texts[j].begin(), texts[j].end()).first - texts[i].begin());
+    reusable += longest;
+    total += texts[i].size();
+  }
+  return total ? static_cast<double>(reusable) / static_cast<double>(total) : 0;
+}
+
 double percentile(std::vector<double> values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -225,14 +246,21 @@ policy_result run_policy(const options& o, const std::string& policy, const std:
 int run(int argc, char** argv) {
   const options o = parse(argc, argv);
   const auto prompts = draw_prompts(o);
-  progress("%zu prompts of %zu use cases x %d schemas, %d replicas, %.1f requests/s", prompts.size(),
-           llmgate_bench::use_cases.size(), o.schemas, o.replicas, o.rate);
+  const double ceiling = reusable_prefix_fraction(prompts);
+  progress("%zu prompts of %zu use cases x %d schemas, %d replicas, %.1f requests/s; %.3f of their bytes are a prefix "
+           "some earlier prompt shares (the reuse of one engine with unbounded slots)",
+           prompts.size(), llmgate_bench::use_cases.size(), o.schemas, o.replicas, o.rate, ceiling);
   std::vector<policy_result> results;
   for (const auto& policy : o.policies) results.push_back(run_policy(o, policy, prompts));
 
   llmgate_bench::table table({"policy", "reused_token_fraction", "ttft_p50_ms", "ttft_p99_ms", "max_over_mean_load",
                               "requests_per_replica", "errors", "reused_vs_rr", "ttft_p50_vs_rr"});
   std::vector<llmgate_bench::json_line> lines;
+  lines.push_back(llmgate_bench::json_line()
+                      .add("bench", "prefix_routing_ceiling")
+                      .add("schemas", o.schemas)
+                      .add("prompts", prompts.size())
+                      .add("reusable_prefix_byte_fraction", ceiling));
   const policy_result* baseline = nullptr;
   for (const auto& r : results)
     if (r.policy == "round_robin") baseline = &r;

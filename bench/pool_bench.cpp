@@ -21,6 +21,7 @@
 //
 //   llmgate_bench_pool [--replicas 3] [--schemas 4] [--requests 240] [--rate 8] [--seed 5]
 //       [--policies round_robin,least_busy,latency,prefix] [--max-tokens 4] [--context 8192]
+//       [--adapter openai|llama.cpp]
 #include <algorithm>    // std::sort, std::max_element
 #include <chrono>       // std::chrono::steady_clock
 #include <cstdio>       // std::printf
@@ -44,6 +45,7 @@
 #include "../examples/evaluate/local_engine.hpp"     // local_engine: an engine process on a loopback port
 #include "llmgate/backend/any_backend.hpp"           // any_backend
 #include "llmgate/backend/blocking.hpp"              // run_blocking
+#include "llmgate/backend/llama_cpp_backend.hpp"     // each replica's adapter, or
 #include "llmgate/backend/openai_backend.hpp"        // each replica's adapter
 #include "llmgate/backend/pool/backend_pool.hpp"     // backend_pool
 #include "llmgate/backend/pool/pool_config.hpp"      // configured_balancing, balancing_config
@@ -69,6 +71,10 @@ struct options {
   unsigned seed = 5;
   int max_tokens = 4;
   int context = 8192;  // each engine slot's tokens: code_generation's prompts need several thousand
+  // "openai": plain requests, the engine picks the slot; "llama.cpp": each
+  // replica through llama_cpp_backend, which gives each prefix its slot
+  // (id_slot), as a gateway configured with llama.cpp replicas does.
+  std::string adapter = "openai";
   std::vector<std::string> policies = {"round_robin", "least_busy", "latency", "prefix"};
 };
 
@@ -83,6 +89,7 @@ options parse(int argc, char** argv) {
     else if (flag == "--seed") o.seed = static_cast<unsigned>(std::atoi(value.c_str()));
     else if (flag == "--max-tokens") o.max_tokens = std::atoi(value.c_str());
     else if (flag == "--context") o.context = std::atoi(value.c_str());
+    else if (flag == "--adapter") o.adapter = value;
     else if (flag == "--policies") {
       o.policies.clear();
       std::stringstream list(value);
@@ -183,7 +190,11 @@ policy_result run_policy(const options& o, const std::string& policy, const std:
   std::vector<llmgate::replica_spec> specs;
   for (int i = 0; i < o.replicas; ++i) {
     const std::string name = "engine#" + std::to_string(i);
-    replicas.emplace_back(llmgate::openai_backend(client, {.name = name, .base_url = engines[i]->base_url()}));
+    if (o.adapter == "openai")
+      replicas.emplace_back(llmgate::openai_backend(client, {.name = name, .base_url = engines[i]->base_url()}));
+    else  // the engine has llama-server's 4 slots and no slot-file endpoints
+      replicas.emplace_back(llmgate::llama_cpp_backend(
+          client, {.name = name, .base_url = engines[i]->base_url(), .slots = 4, .slot_files = false}));
     specs.push_back({.name = name});
   }
   llmgate::balancing_config balance;
@@ -247,9 +258,9 @@ int run(int argc, char** argv) {
   const options o = parse(argc, argv);
   const auto prompts = draw_prompts(o);
   const double ceiling = reusable_prefix_fraction(prompts);
-  progress("%zu prompts of %zu use cases x %d schemas, %d replicas, %.1f requests/s; %.3f of their bytes are a prefix "
+  progress("%zu prompts of %zu use cases x %d schemas, %d replicas (%s), %.1f requests/s; %.3f of their bytes are a prefix "
            "some earlier prompt shares (the reuse of one engine with unbounded slots)",
-           prompts.size(), llmgate_bench::use_cases.size(), o.schemas, o.replicas, o.rate, ceiling);
+           prompts.size(), llmgate_bench::use_cases.size(), o.schemas, o.replicas, o.adapter.c_str(), o.rate, ceiling);
   std::vector<policy_result> results;
   for (const auto& policy : o.policies) results.push_back(run_policy(o, policy, prompts));
 
@@ -258,6 +269,7 @@ int run(int argc, char** argv) {
   std::vector<llmgate_bench::json_line> lines;
   lines.push_back(llmgate_bench::json_line()
                       .add("bench", "prefix_routing_ceiling")
+                      .add("adapter", o.adapter)
                       .add("schemas", o.schemas)
                       .add("prompts", prompts.size())
                       .add("reusable_prefix_byte_fraction", ceiling));
@@ -275,6 +287,8 @@ int run(int argc, char** argv) {
                    std::to_string(r.errors), llmgate_bench::number(reused_ratio), llmgate_bench::number(ttft_ratio)});
     lines.push_back(llmgate_bench::json_line()
                         .add("bench", "prefix_routing")
+                        .add("adapter", o.adapter)
+                        .add("schemas", o.schemas)
                         .add("policy", r.policy)
                         .add("reused_token_fraction", r.reused_token_fraction)
                         .add("ttft_p50_ms", r.ttft_p50_ms)

@@ -89,7 +89,10 @@ options parse(int argc, char** argv) {
     else if (flag == "--seed") o.seed = static_cast<unsigned>(std::atoi(value.c_str()));
     else if (flag == "--max-tokens") o.max_tokens = std::atoi(value.c_str());
     else if (flag == "--context") o.context = std::atoi(value.c_str());
-    else if (flag == "--adapter") o.adapter = value;
+    else if (flag == "--adapter") {
+      if (value != "openai" && value != "llama.cpp") throw std::runtime_error("--adapter is openai or llama.cpp, not " + value);
+      o.adapter = value;
+    }
     else if (flag == "--policies") {
       o.policies.clear();
       std::stringstream list(value);
@@ -154,8 +157,10 @@ double reusable_prefix_fraction(const std::vector<llmgate::chat_request>& prompt
   std::size_t reusable = 0, total = 0;
   for (std::size_t i = 0; i < texts.size(); ++i) {
     std::size_t longest = 0;
-    for (std::size_t j = 0; j < i; ++j)
-      longest = std::max<std::size_t>(longest, std::mismatch(texts[i].begin(), texts[i].end(), texts[j].begin(), texts[j].end()).first - texts[i].begin());
+    for (std::size_t j = 0; j < i; ++j) {
+      const auto differs = std::mismatch(texts[i].begin(), texts[i].end(), texts[j].begin(), texts[j].end()).first;
+      longest = std::max(longest, static_cast<std::size_t>(differs - texts[i].begin()));
+    }
     reusable += longest;
     total += texts[i].size();
   }
